@@ -1,0 +1,3 @@
+from fastchat_tui.cli import main
+
+raise SystemExit(main())

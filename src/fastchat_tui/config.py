@@ -1,0 +1,316 @@
+"""Typed configuration: found by XDG rules, read with ``tomllib``, written with ``tomli_w``.
+
+Every problem in a config file becomes a :class:`ConfigError` that names the
+file, the line and the key, so the CLI can print it and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
+
+SOURCE_KINDS = ("ollama", "openai")
+SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
+
+
+class ConfigError(Exception):
+    """A config problem, located as precisely as the file allows."""
+
+    def __init__(self, message: str, path: Path | None = None, line: int | None = None, key: str | None = None):
+        self.message, self.path, self.line, self.key = message, path, line, key
+        where = str(path) if path else "config"
+        if line:
+            where += f", line {line}"
+        if key:
+            where += f", key '{key}'"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(slots=True)
+class SourceConfig:
+    """One named source: a protocol, where it lives and which model it uses."""
+
+    name: str
+    kind: str
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    tags: list[str] = field(default_factory=list)
+    context_tokens: int | None = None
+    timeout_s: float = 30.0
+    preset: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return "local" in self.tags
+
+
+@dataclass(slots=True)
+class Config:
+    """The whole configuration; ``path`` is where it was read from, if anywhere."""
+
+    default_source: str = "auto"
+    theme: str = "fastchat-dark"
+    system_prompt: str | None = None
+    max_tokens: int | None = None
+    sources: dict[str, SourceConfig] = field(default_factory=dict)
+    path: Path | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "fastchat"
+
+
+def data_dir() -> Path:
+    if override := os.environ.get("FASTCHAT_DATA_DIR"):
+        return Path(override)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "fastchat"
+
+
+def config_path() -> Path:
+    if override := os.environ.get("FASTCHAT_CONFIG"):
+        return Path(override)
+    return config_dir() / "config.toml"
+
+
+def normalize_openai_url(url: str) -> str:
+    """Accept a base URL with or without its trailing ``/v1`` (gateways document both)."""
+    url = url.rstrip("/")
+    if re.search(r"/v\d+[a-z0-9]*$", url):
+        return url
+    return url + "/v1"
+
+
+def normalize_ollama_url(url: str) -> str:
+    """Read an Ollama address the way ``OLLAMA_HOST`` is read: ``:5678``, ``host``, ``host:port``, URL."""
+    url = url.strip().rstrip("/")
+    if "://" not in url:
+        url = "http://" + (url if not url.startswith(":") else "127.0.0.1" + url)
+    scheme, rest = url.split("://", 1)
+    host = rest.split("/", 1)[0]
+    if ":" not in host.rsplit("]", 1)[-1]:
+        url = f"{scheme}://{host}:{443 if scheme == 'https' else 11434}" + rest[len(host):]
+    return url
+
+
+def load(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
+    """Load the config at ``path`` (default: :func:`config_path`), or discover sources if none exists."""
+    env = dict(os.environ) if env is None else env
+    path = path or config_path()
+    if path.exists():
+        text = _read(path)
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            match = re.search(r"line (\d+)", str(exc))
+            raise ConfigError(f"not valid TOML: {exc}", path, int(match.group(1)) if match else None) from None
+        config = _parse(raw, _Locator(path, text), env)
+        config.path = path
+    else:
+        config = Config()
+    if not config.sources:
+        config.sources = discover(env)
+    return config
+
+
+def discover(env: dict[str, str]) -> dict[str, SourceConfig]:
+    """Sources that need no config: local Ollama, and presets whose key is in the environment."""
+    found = {"local": _preset_source("local", "ollama", env)}
+    for name, preset in PRESETS.items():
+        if preset.key_env and env.get(preset.key_env):
+            found[name] = _preset_source(name, name, env)
+    return found
+
+
+def _preset_source(name: str, preset_name: str, env: dict[str, str]) -> SourceConfig:
+    preset = PRESETS[preset_name]
+    base_url = preset.base_url
+    if preset.kind == "ollama":
+        base_url = normalize_ollama_url(env.get("OLLAMA_HOST") or base_url)
+    elif preset.url_env and env.get(preset.url_env):
+        base_url = normalize_openai_url(env[preset.url_env])
+    return SourceConfig(
+        name=name,
+        kind=preset.kind,
+        base_url=base_url,
+        model=preset.model,
+        api_key_env=preset.key_env,
+        tags=list(preset.tags),
+        context_tokens=preset.context_tokens,
+        preset=preset_name,
+    )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason})", path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", path) from None
+
+
+class _Locator:
+    """Finds the line of a key in the config text, for error messages."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, table: str | None, key: str | None) -> int | None:
+        start = 0
+        if table:
+            header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(map(_key_re, table.split("."))) + r"\s*\]")
+            for number, line in enumerate(self.lines):
+                if header.match(line):
+                    start = number + 1
+                    break
+            else:
+                return None
+            if key is None:
+                return start
+        if key is None:
+            return None
+        pattern = re.compile(r"^\s*" + _key_re(key) + r"\s*=")
+        for number in range(start, len(self.lines)):
+            line = self.lines[number]
+            if table and number > start and re.match(r"^\s*\[", line):
+                break
+            if pattern.match(line):
+                return number + 1
+        return start or None
+
+    def error(self, message: str, table: str | None, key: str | None) -> ConfigError:
+        dotted = ".".join(part for part in (table, key) if part)
+        return ConfigError(message, self.path, self.line_of(table, key), dotted or None)
+
+
+def _key_re(key: str) -> str:
+    return "(?:" + re.escape(key) + '|"' + re.escape(key) + '"' + ")"
+
+
+def _expect(loc: _Locator, table: str | None, raw: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any) -> Any:
+    if key not in raw:
+        return default
+    value = raw[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = " or ".join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))
+        raise loc.error(f"must be {_article(names)}, not {type(value).__name__} {value!r}", table, key)
+    return value
+
+
+def _article(names: str) -> str:
+    plain = {"str": "a string", "int": "a whole number", "float": "a number", "list": "a list", "dict": "a table", "bool": "true or false"}
+    return " or ".join(plain.get(name, name) for name in names.split(" or "))
+
+
+def _parse(raw: dict[str, Any], loc: _Locator, env: dict[str, str]) -> Config:
+    _refuse_secrets(raw, loc, None)
+    config = Config(raw=raw)
+    config.default_source = _expect(loc, None, raw, "default_source", str, config.default_source)
+    config.theme = _expect(loc, None, raw, "theme", str, config.theme)
+    config.system_prompt = _expect(loc, None, raw, "system_prompt", str, None)
+    config.max_tokens = _expect(loc, None, raw, "max_tokens", int, None)
+    tables = _expect(loc, None, raw, "sources", dict, {})
+    for name, table in tables.items():
+        where = f"sources.{name}"
+        if not isinstance(table, dict):
+            raise loc.error("must be a table like [sources.NAME]", "sources", name)
+        config.sources[name] = _parse_source(name, table, loc, where, env)
+    if config.default_source != "auto" and config.default_source not in config.sources:
+        choices = ", ".join(["auto", *config.sources]) or "auto"
+        raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", None, "default_source")
+    return config
+
+
+def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, env: dict[str, str]) -> SourceConfig:
+    preset_name = _expect(loc, where, table, "preset", str, None)
+    if preset_name is not None and preset_name not in PRESETS:
+        raise loc.error(f"unknown preset '{preset_name}' (known: {', '.join(PRESETS)})", where, "preset")
+    preset = PRESETS.get(preset_name or "")
+    kind = _expect(loc, where, table, "kind", str, preset.kind if preset else None)
+    if kind is None:
+        raise loc.error(f"missing 'kind' (one of: {', '.join(SOURCE_KINDS)})", where, None)
+    if kind not in SOURCE_KINDS:
+        raise loc.error(f"unknown kind '{kind}' (one of: {', '.join(SOURCE_KINDS)})", where, "kind")
+    base_url = _expect(loc, where, table, "base_url", str, None)
+    if kind == "ollama":
+        base_url = normalize_ollama_url(base_url or env.get("OLLAMA_HOST") or (preset.base_url if preset else OLLAMA_DEFAULT_URL))
+    else:
+        if base_url is None and preset and preset.url_env:
+            base_url = env.get(preset.url_env)
+        base_url = base_url or (preset.base_url if preset else None)
+        if not base_url:
+            raise loc.error("missing 'base_url' for an OpenAI-compatible source", where, None)
+        base_url = normalize_openai_url(base_url)
+    if not re.match(r"^https?://[^/\s]+", base_url):
+        raise loc.error(f"'{base_url}' is not an http(s) URL", where, "base_url")
+    model = _expect(loc, where, table, "model", str, preset.model if preset else None)
+    if not model:
+        raise loc.error("missing 'model'", where, None)
+    tags = _expect(loc, where, table, "tags", list, None)
+    if tags is None:
+        tags = list(preset.tags) if preset else (["local", "private"] if kind == "ollama" else ["hosted"])
+    if not all(isinstance(tag, str) for tag in tags):
+        raise loc.error("must be a list of strings", where, "tags")
+    context = _expect(loc, where, table, "context_tokens", int, preset.context_tokens if preset else None)
+    timeout = float(_expect(loc, where, table, "timeout_s", (int, float), 30.0))
+    if timeout <= 0:
+        raise loc.error("must be more than 0", where, "timeout_s")
+    return SourceConfig(
+        name=name,
+        kind=kind,
+        base_url=base_url,
+        model=model,
+        api_key_env=_expect(loc, where, table, "api_key_env", str, preset.key_env if preset else None),
+        tags=tags,
+        context_tokens=context,
+        timeout_s=timeout,
+        preset=preset_name,
+    )
+
+
+def _refuse_secrets(raw: dict[str, Any], loc: _Locator, table: str | None) -> None:
+    """A key in the config file is refused: keys belong in the OS keyring."""
+    for key, value in raw.items():
+        dotted = f"{table}.{key}" if table else key
+        if isinstance(value, dict):
+            _refuse_secrets(value, loc, dotted)
+        elif key.lower() in SECRET_KEYS and isinstance(value, str) and value:
+            source = table.split(".", 1)[1] if table and table.startswith("sources.") else "SOURCE"
+            raise loc.error(
+                "API keys must not be stored in the config file. Remove this line and run "
+                f"`fastchat keys set {source}` to keep the key in the OS keyring "
+                "(or set the environment variable named by api_key_env)",
+                table,
+                key,
+            )
+
+
+def starter(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The config that ``fastchat config init`` writes: the discovered sources, spelled out."""
+    env = dict(os.environ) if env is None else env
+    sources: dict[str, Any] = {}
+    for name, source in discover(env).items():
+        table: dict[str, Any] = {"kind": source.kind, "base_url": source.base_url, "model": source.model}
+        if source.api_key_env:
+            table["api_key_env"] = source.api_key_env
+        table["tags"] = source.tags
+        sources[name] = table
+    return {"default_source": "auto", "theme": "fastchat-dark", "sources": sources}
+
+
+def write_starter(path: Path, env: dict[str, str] | None = None) -> None:
+    import tomli_w
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(tomli_w.dumps(starter(env)), encoding="utf-8")

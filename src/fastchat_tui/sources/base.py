@@ -1,0 +1,119 @@
+"""The one small interface every source protocol implements.
+
+A source turns a list of chat messages into a stream of typed events and
+raises :class:`SourceError` (with an :class:`ErrorKind`) for every failure,
+so the session, the meter, the store and the UI never see protocol details.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import AsyncIterator, Protocol, Union
+
+
+@dataclass(slots=True)
+class Sent:
+    """The request is about to be written; ``t`` is ``t_send`` on the meter clock."""
+
+    t: float
+
+
+@dataclass(slots=True)
+class TextDelta:
+    """A piece of reply text (never empty), received at ``t`` (``time.perf_counter``)."""
+
+    text: str
+    t: float
+
+
+@dataclass(slots=True)
+class Usage:
+    """Authoritative token counts and server-side timings, when the source reports them."""
+
+    output_tokens: int | None = None
+    input_tokens: int | None = None
+    server_eval_count: int | None = None
+    server_eval_ns: int | None = None
+
+
+@dataclass(slots=True)
+class Done:
+    """The stream ended normally at ``t``; ``reason`` is the server's finish/done reason."""
+
+    t: float
+    reason: str | None = None
+
+
+Event = Union[Sent, TextDelta, Usage, Done]
+
+
+class ErrorKind(StrEnum):
+    AUTH = "auth"
+    NOT_FOUND = "not_found"
+    RATE_LIMITED = "rate_limited"
+    UNREACHABLE = "unreachable"
+    SERVER = "server"
+    PROTOCOL = "protocol"
+    CUT = "cut"
+
+
+class SourceError(Exception):
+    """Every failure of a source, with a kind and a message a user can act on."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        source: str = "",
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.source = source
+        self.status = status
+        self.retry_after = retry_after
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": str(self.kind), "message": self.message}
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(slots=True)
+class Probe:
+    """What a quick reachability check found: reachable or not, the models, or why not."""
+
+    reachable: bool
+    models: list[str] = field(default_factory=list)
+    error: SourceError | None = None
+
+
+class Source(Protocol):
+    """A configured source: one protocol, one base URL, one warm client."""
+
+    name: str
+    model: str
+
+    def stream(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[Event]:
+        """Yield ``Sent``, then ``TextDelta``s, at most one ``Usage``, then ``Done``.
+
+        Raises :class:`SourceError`. Kind ``CUT`` means text had already arrived.
+        """
+        ...
+
+    async def probe(self) -> Probe:
+        """Check reachability and list models, without raising."""
+        ...
+
+    async def aclose(self) -> None: ...
