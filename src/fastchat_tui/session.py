@@ -102,6 +102,11 @@ class Session:
         self.selected = config.default_source if config.default_source in config.sources else "auto"
         self._sources: dict[str, Source] = {}
 
+    @classmethod
+    def open(cls, config: Config) -> "Session":
+        """A session wired the standard way: the configured router, key lookup and history store."""
+        return cls(config)
+
     def source(self, name: str) -> Source:
         """The warm client for ``name``, created on first use."""
         if name not in self._sources:

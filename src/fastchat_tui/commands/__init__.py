@@ -1,0 +1,1 @@
+"""Subcommands of ``fastchat``, one module each (see ``fastchat_tui.cli``)."""

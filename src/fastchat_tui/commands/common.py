@@ -1,0 +1,27 @@
+"""Small helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import sys
+
+from fastchat_tui.config import Config, ConfigError, load
+
+
+class CommandError(Exception):
+    """A user-facing failure of a subcommand: printed as ``fastchat: message`` with an exit code."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+def load_config() -> Config:
+    """The user's config; a broken file raises ``CommandError`` with exit code 2, naming file, line and key."""
+    try:
+        return load()
+    except ConfigError as exc:
+        raise CommandError(str(exc), 2) from None
+
+
+def fail(message: str) -> None:
+    print(f"fastchat: {message}", file=sys.stderr)

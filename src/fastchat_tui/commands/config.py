@@ -1,0 +1,36 @@
+"""``fastchat config``: write a starter config, show where it lives, check it."""
+
+from __future__ import annotations
+
+import argparse
+
+from fastchat_tui.commands.common import CommandError, load_config
+from fastchat_tui.config import config_path, write_starter
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("config", help="write, locate or check the config file", description=__doc__)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    init = actions.add_parser("init", help="write a starter config with the sources found now")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    actions.add_parser("path", help="print the config file's path")
+    actions.add_parser("check", help="load the config and list its sources")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = config_path()
+    if args.action == "path":
+        print(path)
+    elif args.action == "init":
+        if path.exists() and not args.force:
+            raise CommandError(f"{path} exists; use --force to overwrite it", 1)
+        write_starter(path)
+        print(f"wrote {path}")
+    else:
+        config = load_config()
+        origin = config.path or "no config file: sources discovered from the environment"
+        print(f"config: {origin}")
+        for source in config.sources.values():
+            print(f"  {source.name}: {source.kind} {source.base_url} model={source.model} tags={','.join(source.tags)}")
+    return 0

@@ -1,0 +1,166 @@
+"""``fastchat keys``: set, list, delete and test API keys kept in the OS keyring.
+
+Keys are stored under the service name ``fastchat`` with the source's name as
+the user name. They are never printed: ``list`` shows where each key comes from
+and a masked form such as ``csk-…9f2a``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from fastchat_tui.commands.common import CommandError, load_config
+from fastchat_tui.config import Config, SourceConfig
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("keys", help="manage API keys in the OS keyring", description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = parser.add_subparsers(dest="keys_action", metavar="ACTION", required=True)
+
+    p = actions.add_parser("set", help="store (or replace) a source's key; prompts without echo")
+    p.add_argument("source", help="a configured source or a preset name (e.g. cerebras, groq)")
+    p.add_argument("--stdin", action="store_true", help="read the key as one line from stdin (for scripts)")
+    p.set_defaults(run=run_set)
+
+    p = actions.add_parser("list", help="show each source, where its key comes from and a masked form")
+    p.set_defaults(run=run_list)
+
+    p = actions.add_parser("delete", help="remove a source's key from the keyring")
+    p.add_argument("source")
+    p.set_defaults(run=run_delete)
+
+    p = actions.add_parser("test", help="make one cheap authenticated call: ok, rejected or unreachable")
+    p.add_argument("source")
+    p.set_defaults(run=run_test)
+
+
+def find_source(config: Config, name: str) -> SourceConfig:
+    """A configured source, or a built-in preset of that name (so keys can be set before any config exists)."""
+    if name in config.sources:
+        return config.sources[name]
+    from fastchat_tui.config import _preset_source
+    from fastchat_tui.presets import PRESETS
+
+    if name in PRESETS:
+        return _preset_source(name, name, dict(os.environ))
+    known = sorted({*config.sources, *(p for p, preset in PRESETS.items() if preset.key_env)})
+    raise CommandError(f"no source named '{name}' (known: {', '.join(known)})", EXIT_USAGE)
+
+
+def _keys():
+    from fastchat_tui import keys
+
+    return keys
+
+
+def read_key(source: str, from_stdin: bool) -> str:
+    if from_stdin:
+        key = sys.stdin.readline()
+    else:
+        import getpass
+
+        if not sys.stdin.isatty():
+            raise CommandError("stdin is not a terminal: pass --stdin to read the key from it", EXIT_USAGE)
+        try:
+            key = getpass.getpass(f"API key for {source} (input hidden): ")
+        except EOFError:
+            key = ""
+    key = key.strip()
+    if not key:
+        raise CommandError("no key given; nothing stored", EXIT_USAGE)
+    return key
+
+
+def run_set(args: argparse.Namespace) -> int:
+    keys = _keys()
+    source = find_source(load_config(), args.source)
+    key = read_key(source.name, args.stdin)
+    keys.remember(key)
+    try:
+        keys.store(source, key)
+    except ValueError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    except keys.KeyringUnavailable as exc:
+        raise CommandError(f"cannot store the key for '{source.name}': {exc}", EXIT_FAILED) from None
+    print(f"stored the key for '{source.name}' in the OS keyring ({keys.backend_name()}): {keys.mask(key)}")
+    return EXIT_OK
+
+
+def run_list(args: argparse.Namespace) -> int:
+    keys = _keys()
+    config = load_config()
+    from fastchat_tui.presets import PRESETS
+
+    names = [*config.sources, *(n for n, p in PRESETS.items() if p.key_env and n not in config.sources)]
+    problem = keys.keyring_problem()
+    if problem:
+        print(f"fastchat: {problem}", file=sys.stderr)
+    rows = [("SOURCE", "KEY FROM", "KEY")]
+    for name in names:
+        source = find_source(config, name)
+        key, origin = keys.resolve(source, use_keyring=problem is None)
+        if source.kind == "ollama" and key is None:
+            origin = "none (not needed)"
+        rows.append((name, origin, keys.mask(key) if key else "—"))
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    for row in rows:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}".rstrip())
+    return EXIT_OK
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    keys = _keys()
+    source = find_source(load_config(), args.source)
+    try:
+        removed = keys.delete(source)
+    except keys.KeyringUnavailable as exc:
+        raise CommandError(f"cannot delete the key for '{source.name}': {exc}", EXIT_FAILED) from None
+    if not removed:
+        print(f"no key for '{source.name}' in the OS keyring; nothing deleted")
+        return EXIT_FAILED
+    _, origin = keys.resolve(source)
+    still = f"; '{source.name}' still gets a key from {origin}" if origin != keys.ORIGIN_NONE else ""
+    print(f"deleted the key for '{source.name}' from the OS keyring{still}")
+    return EXIT_OK
+
+
+def run_test(args: argparse.Namespace) -> int:
+    keys = _keys()
+    source = find_source(load_config(), args.source)
+    key, origin = keys.resolve(source)
+    if key is None and source.kind != "ollama":
+        print(f"{source.name}: no key — {keys.missing_key_message(source)}", file=sys.stderr)
+        return EXIT_FAILED
+    ok, line = asyncio.run(probe(source, key))
+    shown = f" (key {keys.mask(key)} from {origin})" if key else ""
+    print(keys.redact(f"{source.name}: {line}{shown}", [key] if key else None), file=sys.stdout if ok else sys.stderr)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+async def probe(source: SourceConfig, key: str | None) -> tuple[bool, str]:
+    """One cheap authenticated request (the source's ``probe()``: its model list)."""
+    from fastchat_tui.sources import make_source
+    from fastchat_tui.sources.base import ErrorKind
+
+    client = make_source(source, key)
+    try:
+        result = await client.probe()
+    finally:
+        await client.aclose()
+    error = result.error
+    if error is None and result.reachable:
+        count = len(result.models)
+        return True, f"ok — {source.base_url} accepted the request ({count} model{'s' if count != 1 else ''})"
+    if error is not None and error.kind == ErrorKind.AUTH:
+        status = error.status or 401
+        return False, f"rejected ({status}) — {source.base_url} refused the key: {error.message}"
+    if error is None or error.kind == ErrorKind.UNREACHABLE:
+        why = f": {error.message}" if error else ""
+        return False, f"unreachable — {source.base_url}{why}"
+    return False, f"error ({error.kind}) — {error.message}"

@@ -1,0 +1,203 @@
+"""The fastchat Textual app: a transcript, a prompt, a status bar with the live meter."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from functools import partial
+from typing import Iterable
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer
+from textual.worker import Worker
+
+from fastchat_tui.config import Config
+from fastchat_tui.session import Session, Turn
+from fastchat_tui.sources.base import Probe
+from fastchat_tui.ui.screens.first_run import FirstRunScreen
+from fastchat_tui.ui.screens.source_picker import SourcePicker
+from fastchat_tui.ui.themes import load_themes
+from fastchat_tui.ui.widgets.chat_log import ChatLog, ReplyEntry
+from fastchat_tui.ui.widgets.prompt_input import PromptInput
+from fastchat_tui.ui.widgets.status_bar import StatusBar, final_meter, live_meter
+
+METER_HZ = 8
+
+
+def _preimport() -> None:
+    """Import the source client packages off the event loop (they take ~0.8 s together)."""
+    import ollama  # noqa: F401
+    import openai  # noqa: F401
+
+
+class FastchatApp(App[None]):
+    """Chat with any configured source; F2 switches, Esc cancels, Ctrl+Q quits."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "fastchat"
+    BINDINGS = [
+        Binding("f2", "cycle_source", "Source"),
+        Binding("escape", "cancel_reply", "Cancel", show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, config: Config, session: Session | None = None, *, probe_on_start: bool = True) -> None:
+        super().__init__()
+        self.config = config
+        self.session = session or Session.open(config)
+        self.probes: dict[str, Probe] = {}
+        self.probe_on_start = probe_on_start
+        self._reply_worker: Worker | None = None
+        self._turn: Turn | None = None
+        self._theme_warnings: list[str] = []
+        themes, self._theme_warnings = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        if config.theme in self.available_themes:
+            self.theme = config.theme
+        else:
+            self._theme_warnings.append(f"theme '{config.theme}' not found; using fastchat-dark")
+            self.theme = "fastchat-dark" if "fastchat-dark" in self.available_themes else "textual-dark"
+
+    def compose(self) -> ComposeResult:
+        yield ChatLog(id="chat")
+        yield PromptInput(id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line · F2 source · Esc cancel")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.status.show(selected=self._selected_label())
+        self._meter_timer = self.set_interval(1 / METER_HZ, self._tick_meter, pause=True)
+        for warning in self._theme_warnings:
+            self.notify(warning, severity="warning")
+        from fastchat_tui.sources import proxy_warning
+
+        for spec in self.config.sources.values():
+            if warning := proxy_warning(spec.base_url, os.environ):
+                self.notify(warning, severity="warning", timeout=10)
+        self.query_one(PromptInput).focus()
+        if self.probe_on_start:
+            self.probe_sources()
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def chat(self) -> ChatLog:
+        return self.query_one(ChatLog)
+
+    @property
+    def streaming(self) -> bool:
+        return self._reply_worker is not None and not self._reply_worker.is_finished
+
+    def _selected_label(self) -> str:
+        selected = self.session.selected
+        if selected == "auto":
+            return "auto"
+        return f"{selected} · {self.config.sources[selected].model}"
+
+    @work(group="probe", exclusive=True)
+    async def probe_sources(self) -> None:
+        """Check every source once (which also warms its connection); help if none answers."""
+        await asyncio.to_thread(_preimport)
+        names = list(self.config.sources)
+        results = await asyncio.gather(*(self.session.source(name).probe() for name in names))
+        self.probes = dict(zip(names, results))
+        if not any(probe.reachable for probe in results) and not self.streaming:
+            self.push_screen(FirstRunScreen(self.config, self.probes))
+
+    def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        if self.streaming:
+            self.notify("A reply is still streaming: Esc cancels it.", severity="warning")
+            message.prompt_input.text = message.text
+            return
+        self.send(message.text)
+
+    def send(self, prompt: str) -> None:
+        """Send ``prompt`` in the current conversation."""
+        self.chat.add_user(prompt)
+        self._reply_worker = self.run_worker(self._reply(prompt), group="reply", exclusive=True)
+
+    async def _reply(self, prompt: str) -> None:
+        entry: list[ReplyEntry] = []
+        turn_seen: list[Turn] = []
+
+        def on_text(text: str) -> None:
+            if not entry:
+                turn = turn_seen[-1]
+                entry.append(self.chat.start_reply(f"{turn.source} · {turn.model}"))
+            entry[0].append(text)
+
+        self._meter_timer.resume()
+        try:
+            turn = await self.session.send(prompt, on_text=on_text, on_turn=partial(self._on_turn, turn_seen))
+        except asyncio.CancelledError:
+            self._end_reply(turn_seen[-1] if turn_seen else None, entry)
+            raise
+        self._end_reply(turn, entry)
+
+    def _on_turn(self, seen: list[Turn], turn: Turn) -> None:
+        """A source was chosen (or a fallback taken): say where the prompt went and why."""
+        if seen and seen[-1].fallback_from:
+            self.chat.add_notice(f"{turn.fallback_from} → {turn.source}: {turn.fallback_reason}", "warning")
+        seen.append(turn)
+        self._turn = turn
+        route = turn.route
+        where = f"{self.session.selected} → {turn.source}" if self.session.selected == "auto" else turn.source
+        reason = f"{route.task}: {route.reason}" if route and self.session.selected == "auto" else ""
+        self.status.show(route=" · ".join(part for part in (where, turn.model, reason) if part), meter="waiting for first token…")
+
+    def _end_reply(self, turn: Turn | None, entry: list[ReplyEntry]) -> None:
+        self._meter_timer.pause()
+        if turn is None:
+            return
+        status = "cancelled" if turn.status in ("pending", "streaming") else turn.status
+        note = f"{turn.error.kind}: {turn.error.message}" if turn.error else None
+        if entry:
+            entry[0].finish(status, note)
+        elif turn.error:
+            self.chat.add_notice(f"{turn.source or 'fastchat'}: {note}", "error")
+        elif status == "cancelled":
+            self.chat.add_notice("cancelled before the first token", "warning")
+        reading = turn.reading()
+        self.status.show(meter=final_meter(reading, status) if reading else status)
+
+    def _tick_meter(self) -> None:
+        turn = self._turn
+        if turn is not None and (reading := turn.reading()) is not None:
+            self.status.show(meter=live_meter(reading))
+
+    def action_cancel_reply(self) -> None:
+        if self.streaming:
+            self._reply_worker.cancel()
+
+    def action_cycle_source(self) -> None:
+        self.session.cycle()
+        self.status.show(selected=self._selected_label(), route="", meter="")
+
+    def action_pick_source(self) -> None:
+        def chosen(name: str | None) -> None:
+            if name:
+                self.session.selected = name
+                self.status.show(selected=self._selected_label(), route="", meter="")
+
+        self.push_screen(SourcePicker(self.config.sources, self.probes, self.session.selected), chosen)
+
+    def action_new_chat(self) -> None:
+        if self.streaming:
+            self._reply_worker.cancel()
+        self.session.messages = [m for m in self.session.messages if m["role"] == "system"]
+        self.chat.clear()
+        self.status.show(route="", meter="")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Switch source", "Pick the source (shows each model and whether it is reachable)", self.action_pick_source)
+        yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
+
+    async def on_unmount(self) -> None:
+        await self.session.aclose()

@@ -1,0 +1,66 @@
+"""Shown when no source answers: exactly what to do next, never a traceback."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+from fastchat_tui.config import Config, config_path
+from fastchat_tui.presets import PRESETS
+from fastchat_tui.sources.base import Probe
+
+
+def first_run_text(config: Config, probes: dict[str, Probe]) -> str:
+    """The help text, naming every source tried and why it failed."""
+    lines = ["# No source is reachable yet", "", "fastchat tried:", ""]
+    for name, spec in config.sources.items():
+        probe = probes.get(name)
+        why = probe.error.message if probe and probe.error else "no answer"
+        lines.append(f"- **{name}** ({spec.kind}, `{spec.base_url}`): {why}")
+    key_vars = ", ".join(f"`{p.key_env}`" for p in PRESETS.values() if p.key_env)
+    lines += [
+        "",
+        "Any one of these gets you going:",
+        "",
+        "1. **Start Ollama** for a private local model: `ollama serve`, then "
+        f"`ollama pull {PRESETS['ollama'].model}` (set `OLLAMA_HOST` if it runs elsewhere).",
+        f"2. **Add a key** for a hosted fast source: export one of {key_vars}, "
+        "or store it in the OS keyring with `fastchat keys set NAME`.",
+        f"3. **Edit the config**: `fastchat config init` writes a starter to `{config_path()}`; "
+        "add any OpenAI-compatible endpoint under `[sources.NAME]`.",
+        "",
+        "Press **F2** to pick a source anyway, **Esc** to close this, **Ctrl+Q** to quit.",
+    ]
+    return "\n".join(lines)
+
+
+class FirstRunScreen(ModalScreen[None]):
+    """Explains how to get a first source working."""
+
+    BINDINGS = [Binding("escape", "dismiss", "Close")]
+
+    DEFAULT_CSS = """
+    FirstRunScreen {
+        align: center middle;
+    }
+    FirstRunScreen > VerticalScroll {
+        width: 90;
+        max-width: 95%;
+        height: auto;
+        max-height: 90%;
+        border: round $warning;
+        background: $surface;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, config: Config, probes: dict[str, Probe]) -> None:
+        super().__init__()
+        self.text = first_run_text(config, probes)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Markdown(self.text)

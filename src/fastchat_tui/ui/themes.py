@@ -1,0 +1,63 @@
+"""Textual themes from ``themes/*.toml``: those shipped with fastchat, then the user's own."""
+
+from __future__ import annotations
+
+import inspect
+import tomllib
+from pathlib import Path
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+from fastchat_tui.config import config_dir
+
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "themes"
+_FIELDS = set(inspect.signature(Theme).parameters)
+_COLOR_FIELDS = {"primary", "secondary", "warning", "error", "success", "accent", "foreground", "background", "surface", "panel", "boost"}
+
+
+def theme_dirs() -> list[Path]:
+    return [SHIPPED_DIR, config_dir() / "themes"]
+
+
+def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]:
+    """Every valid theme file in ``dirs`` (later ones override earlier), and a warning per bad file."""
+    themes: dict[str, Theme] = {}
+    warnings: list[str] = []
+    for directory in theme_dirs() if dirs is None else dirs:
+        for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
+            try:
+                theme = load_theme(path)
+            except ValueError as exc:
+                warnings.append(f"theme {path}: {exc}")
+                continue
+            themes[theme.name] = theme
+    return list(themes.values()), warnings
+
+
+def load_theme(path: Path) -> Theme:
+    """One theme file; raises ``ValueError`` saying what is wrong with it."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"not valid TOML: {exc}") from None
+    data.setdefault("name", path.stem)
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
+    if "primary" not in data:
+        raise ValueError("missing 'primary' colour")
+    for field in _COLOR_FIELDS & set(data):
+        try:
+            Color.parse(data[field])
+        except (ColorParseError, TypeError):
+            raise ValueError(f"'{field}' = {data[field]!r} is not a colour") from None
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
+        raise ValueError("[variables] must map names to strings")
+    try:
+        return Theme(**data)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None

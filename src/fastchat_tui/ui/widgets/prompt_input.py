@@ -1,0 +1,49 @@
+"""The multi-line prompt: Enter sends, Ctrl+J (or Shift+Enter where the terminal reports it) adds a line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+
+class PromptInput(TextArea):
+    """A ``TextArea`` that submits on Enter; pasted multi-line text stays one message."""
+
+    BINDINGS = [
+        Binding("enter", "submit", "Send", priority=True),
+        Binding("ctrl+j,shift+enter,alt+enter", "newline", "New line", show=False, priority=True),
+    ]
+
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+    }
+    """
+
+    @dataclass
+    class Submitted(Message):
+        """The user sent ``text`` (never blank)."""
+
+        prompt_input: "PromptInput"
+        text: str
+
+        @property
+        def control(self) -> "PromptInput":
+            return self.prompt_input
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
+
+    def action_submit(self) -> None:
+        text = self.text
+        if text.strip():
+            self.post_message(self.Submitted(self, text))
+            self.clear()
+
+    def action_newline(self) -> None:
+        self.insert("\n")

@@ -1,0 +1,851 @@
+"""Loopback streaming servers for tests and benchmarks: exact wire format, exact timing, exact faults.
+
+Two servers speak the two protocols fastchat uses, over raw HTTP/1.1 on asyncio streams
+(no framework), so every byte, pause and cut is under the test's control:
+
+* :class:`OpenAIServer` -- ``POST {prefix}/chat/completions`` (SSE) and ``GET {prefix}/models``.
+* :class:`OllamaServer` -- ``POST /api/chat`` (NDJSON), ``GET /api/tags``, ``GET /api/version``.
+
+Each runs on ``127.0.0.1`` on a random free port, in a background thread with its own event
+loop, so a test's own loop (and the client under test) is left alone. Connections are
+kept alive, and ``server.connections`` counts accepted TCP connections, which proves that
+a client reuses them.
+
+What to send is a :class:`Script` per request::
+
+    with OpenAIServer() as server:                 # or the ``openai_server`` fixture
+        server.push(Script(tokens=["Hel", "lo"], ttft_s=0.05, rate_tps=1500))
+        server.push(Script(status=429, headers={"Retry-After": "30"}))
+        ...                                        # point a client at server.url
+        req = server.requests[0]                   # a RecordedRequest
+        req.json["messages"], req.headers["authorization"], req.send_times
+
+Scripts are consumed first-in first-out; when none is queued, ``server.default`` is used
+(a :class:`Script`, or a callable ``(RecordedRequest) -> Script``).
+
+Token pacing: token ``i`` is due at ``t_request + ttft_s + i / rate_tps``. The server does
+not sleep per token; it wakes about once a millisecond (or exactly when the next token is
+due, if later) and writes every token that is due in one write, recording the
+``time.perf_counter()`` of that write for each token in ``RecordedRequest.send_times``.
+``perf_counter`` is CLOCK_MONOTONIC on Linux, so the times compare with a client's
+``perf_counter`` in this process or in another one.
+
+Run one from the command line (for benchmarks in a separate process)::
+
+    python -m tests.servers openai --tokens-file reply.md --rate 5000 --ttft 0.05 --record sends.jsonl
+
+It prints one JSON line ``{"url": ..., "port": ..., "pid": ...}`` when ready and serves until
+SIGINT/SIGTERM. With ``--record``, one JSON line per finished request is appended to the file
+(see :meth:`RecordedRequest.summary`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import datetime as _dt
+import json
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+__all__ = [
+    "Script",
+    "RecordedRequest",
+    "OpenAIServer",
+    "OllamaServer",
+    "closed_port",
+    "split_tokens",
+    "synthetic_tokens",
+]
+
+perf_counter = time.perf_counter
+
+DEFAULT_TOKENS = ("Hello", ",", " world", "!")
+
+
+# --------------------------------------------------------------------------------------
+# Scripts and records
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Script:
+    """What the server does for one request.
+
+    Content
+        ``tokens``: the reply, one string per chunk (one "token"). ``thinking``: Ollama only,
+        thinking-only chunks (``message.thinking`` set, ``content`` empty) sent before the
+        tokens. ``finish_reason``: sent in the finish chunk / as Ollama ``done_reason``
+        (``None``: no finish chunk). ``prompt_tokens``/``completion_tokens``: the usage
+        figures (``completion_tokens`` defaults to ``len(tokens)``); ``eval_ns``: Ollama
+        ``eval_duration`` (default: the measured first-to-last send time).
+
+    Timing
+        ``ttft_s``: delay from receiving the request to the first token (headers and the
+        role chunk go out at once). ``rate_tps``: tokens per second after the first
+        (``None``: as fast as the socket takes them).
+
+    Faults
+        ``status``: answer with this HTTP status and a JSON error body instead of a stream
+        (``error_body`` overrides the body: a dict/list is sent as JSON, a str/bytes as
+        ``text/plain``; ``headers`` adds response headers such as ``Retry-After``).
+        ``cut_after=K``: close the socket after K tokens (mid chunked body).
+        ``garbage_at=K``: send ``garbage`` (a non-JSON line) before token K.
+        ``error_at=K``: send an in-stream error (OpenAI: ``data: {"error": {...}}``, Ollama:
+        ``{"error": "..."}``) before token K, then end the body cleanly.
+        ``stall_s`` with ``stall_at=None``: wait that long before sending the headers;
+        with ``stall_at=K``: pause before token K (later tokens shift by ``stall_s``).
+        ``empty_choices_every=N``: an extra chunk with ``choices: []`` before every Nth token.
+        ``keepalive_every=N``: an SSE comment ``: keep-alive`` before every Nth token.
+        ``usage=False``: omit the usage chunk even when the request asked for it.
+        ``done_marker=False``: omit ``data: [DONE]`` (the body still ends cleanly).
+        ``close=True``: answer with ``Connection: close`` and close after the response.
+    """
+
+    tokens: list[str] = field(default_factory=lambda: list(DEFAULT_TOKENS))
+    ttft_s: float = 0.0
+    rate_tps: float | None = None
+    thinking: list[str] = field(default_factory=list)
+    finish_reason: str | None = "stop"
+    prompt_tokens: int = 12
+    completion_tokens: int | None = None
+    eval_ns: int | None = None
+    status: int | None = None
+    error_body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    cut_after: int | None = None
+    garbage_at: int | None = None
+    garbage: bytes | None = None
+    error_at: int | None = None
+    error_message: str = "the model runner crashed"
+    stall_s: float = 0.0
+    stall_at: int | None = None
+    empty_choices_every: int = 0
+    keepalive_every: int = 0
+    usage: bool = True
+    done_marker: bool = True
+    close: bool = False
+
+    @property
+    def text(self) -> str:
+        """The full reply text, as a client should reassemble it."""
+        return "".join(self.tokens)
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server received it, and what the server did about it."""
+
+    n: int
+    conn_id: int
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    t_received: float
+    json: Any = None
+    script: Script | None = None
+    status: int = 200
+    t_headers_sent: float | None = None
+    send_times: list[float] = field(default_factory=list)
+    t_end: float | None = None
+    outcome: str = "pending"  # ok | cut | error_status | stream_error | client_gone | not_found | ...
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def t_first_sent(self) -> float | None:
+        return self.send_times[0] if self.send_times else None
+
+    @property
+    def t_last_sent(self) -> float | None:
+        return self.send_times[-1] if self.send_times else None
+
+    @property
+    def model(self) -> str | None:
+        return self.json.get("model") if isinstance(self.json, dict) else None
+
+    def wait(self, timeout: float = 10.0) -> "RecordedRequest":
+        """Block until the server has finished this response (or give up after ``timeout``)."""
+        if not self.done.wait(timeout):
+            raise TimeoutError(f"request {self.n} ({self.method} {self.path}) not finished after {timeout} s")
+        return self
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-able record (what ``--record`` writes)."""
+        return {
+            "n": self.n,
+            "conn_id": self.conn_id,
+            "method": self.method,
+            "path": self.path,
+            "model": self.model,
+            "status": self.status,
+            "outcome": self.outcome,
+            "t_received": self.t_received,
+            "t_headers_sent": self.t_headers_sent,
+            "t_first_sent": self.t_first_sent,
+            "t_last_sent": self.t_last_sent,
+            "t_end": self.t_end,
+            "send_times": self.send_times,
+        }
+
+
+# --------------------------------------------------------------------------------------
+# Token helpers
+# --------------------------------------------------------------------------------------
+
+_TOKEN_RE = re.compile(r"\s*\S{1,4}|\s+")
+
+
+def split_tokens(text: str) -> list[str]:
+    """Split text into token-sized pieces (about 4 characters) that concatenate back to it."""
+    return _TOKEN_RE.findall(text)
+
+
+_WORDS = (
+    "the quick brown fox jumps over lazy dog while fast inference streams tokens to a terminal "
+    "chat and every one of them counts"
+).split()
+
+
+def synthetic_tokens(n: int) -> list[str]:
+    """``n`` deterministic word tokens (``"the"``, ``" quick"``, ...), with a newline every 16."""
+    out = []
+    for i in range(n):
+        word = _WORDS[i % len(_WORDS)]
+        out.append(word if i == 0 else ("\n" if i % 16 == 0 else " ") + word)
+    return out
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --------------------------------------------------------------------------------------
+# The HTTP/1.1 core
+# --------------------------------------------------------------------------------------
+
+_REASONS = {
+    200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 408: "Request Timeout", 411: "Length Required", 422: "Unprocessable Entity",
+    429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+class _Cut(Exception):
+    """The script asked for the connection to be dropped."""
+
+
+class _Response:
+    """Writes one HTTP response on a kept-alive connection."""
+
+    def __init__(self, writer: asyncio.StreamWriter, req: RecordedRequest, keep_alive: bool):
+        self.writer = writer
+        self.req = req
+        self.keep_alive = keep_alive
+
+    def _head(self, status: int, headers: dict[str, str]) -> bytes:
+        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        lines.append("Connection: keep-alive" if self.keep_alive else "Connection: close")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    async def simple(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        """A complete response with Content-Length; dict/list bodies are JSON."""
+        if isinstance(body, (dict, list)):
+            data, ctype = json.dumps(body).encode(), "application/json; charset=utf-8"
+        else:
+            data = body if isinstance(body, bytes) else str(body).encode()
+            ctype = "text/plain; charset=utf-8"
+        head = {"Content-Type": ctype, "Content-Length": str(len(data)), **(headers or {})}
+        self.req.status = status
+        self.writer.write(self._head(status, head) + data)
+        self.req.t_headers_sent = perf_counter()
+        await self.writer.drain()
+
+    async def start_chunked(self, content_type: str, first: bytes = b"") -> None:
+        head = {"Content-Type": content_type, "Transfer-Encoding": "chunked", "Cache-Control": "no-cache"}
+        self.writer.write(self._head(200, head) + (_chunk(first) if first else b""))
+        self.req.t_headers_sent = perf_counter()
+        await self.writer.drain()
+
+    async def chunk(self, data: bytes) -> float:
+        self.writer.write(_chunk(data))
+        t = perf_counter()
+        await self.writer.drain()
+        return t
+
+    async def end_chunked(self, last: bytes = b"") -> None:
+        self.writer.write((_chunk(last) if last else b"") + b"0\r\n\r\n")
+        await self.writer.drain()
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+class _BaseServer:
+    """Thread + loop + HTTP/1.1 keep-alive plumbing shared by both servers."""
+
+    kind = "base"
+
+    def __init__(
+        self,
+        *,
+        default: Script | Callable[[RecordedRequest], Script] | None = None,
+        models: Iterable[str] = ("test-model",),
+        reject_unknown_models: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        record_path: str | None = None,
+    ):
+        self.default = default if default is not None else Script()
+        self.models = list(models)
+        self.reject_unknown_models = reject_unknown_models
+        self.host = host
+        self.port = port
+        self.record_path = record_path
+        self.requests: list[RecordedRequest] = []
+        self.connections = 0
+        self._scripts: collections.deque[Script] = collections.deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._ready = threading.Event()
+        self._stopped: asyncio.Event | None = None
+        self._error: BaseException | None = None
+
+    # -- public API ------------------------------------------------------------------
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The base URL a client is configured with."""
+        return self.origin
+
+    def push(self, *scripts: Script) -> "_BaseServer":
+        """Queue scripts for the next requests, in order."""
+        self._scripts.extend(scripts)
+        return self
+
+    @property
+    def last(self) -> RecordedRequest:
+        """The most recent request (waits for its response to finish)."""
+        return self.requests[-1].wait()
+
+    def stream_requests(self) -> list[RecordedRequest]:
+        """The recorded chat requests (not /models etc.)."""
+        return [r for r in self.requests if r.method == "POST"]
+
+    @property
+    def t_first_sent(self) -> float | None:
+        """First token send time of the last chat request."""
+        reqs = self.stream_requests()
+        return reqs[-1].wait().t_first_sent if reqs else None
+
+    @property
+    def t_last_sent(self) -> float | None:
+        """Last token send time of the last chat request."""
+        reqs = self.stream_requests()
+        return reqs[-1].wait().t_last_sent if reqs else None
+
+    def reset(self) -> None:
+        """Forget recorded requests and queued scripts (the connection count stays)."""
+        self.requests.clear()
+        self._scripts.clear()
+
+    def start(self) -> "_BaseServer":
+        self._thread = threading.Thread(target=self._run, name=f"{self.kind}-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError(f"{self.kind} test server did not start")
+        if self._error:
+            raise RuntimeError(f"{self.kind} test server failed to start: {self._error}")
+        return self
+
+    def stop(self) -> None:
+        if self._loop and self._stopped and self._thread and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stopped.set)
+            self._thread.join(10)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # pragma: no cover - reported through start()
+            self._error = exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stopped = asyncio.Event()
+        self._server = await asyncio.start_server(self._on_connect, self.host, self.port, limit=1 << 20)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._ready.set()
+        await self._stopped.wait()
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self.connections += 1
+        conn_id = self.connections
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            while True:
+                req = await self._read_request(reader, conn_id)
+                if req is None:
+                    break
+                keep = req.headers.get("connection", "").lower() != "close"
+                script = self._script_for(req) if req.method == "POST" else None
+                req.script = script
+                if script is not None and script.close:
+                    keep = False
+                resp = _Response(writer, req, keep)
+                try:
+                    await self.handle(req, resp)
+                    if req.outcome == "pending":
+                        req.outcome = "ok"
+                except _Cut:
+                    req.outcome = "cut"
+                    keep = False
+                except (ConnectionError, OSError):
+                    req.outcome = "client_gone"
+                    keep = False
+                finally:
+                    req.t_end = perf_counter()
+                    req.done.set()
+                    self._record(req)
+                if not keep:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, asyncio.CancelledError):
+            pass
+        finally:
+            self._tasks.discard(task)
+            try:
+                writer.close()
+            except Exception:  # pragma: no cover
+                pass
+
+    async def _read_request(self, reader: asyncio.StreamReader, conn_id: int) -> RecordedRequest | None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+        t = perf_counter()
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, _version = lines[0].split(" ", 2)
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            if line:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+        body = b""
+        if "content-length" in headers:
+            body = await reader.readexactly(int(headers["content-length"]))
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
+            parts = []
+            while True:
+                size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                data = await reader.readexactly(size + 2)
+                if size == 0:
+                    # trailers end with an empty line; data is already b"\r\n" for none
+                    break
+                parts.append(data[:-2])
+            body = b"".join(parts)
+        req = RecordedRequest(
+            n=len(self.requests), conn_id=conn_id, method=method, path=path, headers=headers, body=body, t_received=t
+        )
+        if body:
+            try:
+                req.json = json.loads(body)
+            except ValueError:
+                req.json = None
+        self.requests.append(req)
+        return req
+
+    def _script_for(self, req: RecordedRequest) -> Script:
+        if self._scripts:
+            return self._scripts.popleft()
+        return self.default(req) if callable(self.default) else self.default
+
+    def _record(self, req: RecordedRequest) -> None:
+        if self.record_path:
+            with open(self.record_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(req.summary()) + "\n")
+
+    async def handle(self, req: RecordedRequest, resp: _Response) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- the paced stream shared by both protocols -------------------------------------
+
+    async def _paced(
+        self,
+        req: RecordedRequest,
+        resp: _Response,
+        script: Script,
+        frames: list[bytes],
+        extra_before: Callable[[int], bytes],
+        garbage: bytes,
+        error_frame: bytes,
+    ) -> bool:
+        """Send the token frames on schedule, with the script's faults.
+
+        Returns False when the stream ended early with an in-stream error (the caller then
+        ends the body without the normal tail).
+        """
+        n = len(frames)
+        rate = script.rate_tps
+        first_due = req.t_received + script.ttft_s
+        faults = sorted(
+            {k for k in (script.cut_after, script.garbage_at, script.error_at, script.stall_at) if k is not None}
+        )
+        i = 0
+        send_times = req.send_times
+        while True:
+            next_fault = next((k for k in faults if k >= i), None)
+            if next_fault == i:
+                faults.remove(i)
+                if script.cut_after == i:
+                    raise _Cut()
+                if script.stall_at == i and script.stall_s:
+                    await asyncio.sleep(script.stall_s)
+                    first_due += script.stall_s
+                if script.garbage_at == i:
+                    await resp.chunk(garbage)
+                if script.error_at == i:
+                    await resp.chunk(error_frame)
+                    return False
+                continue
+            if i >= n:
+                return True
+            now = perf_counter()
+            if now < first_due:
+                due = 0
+            elif rate:
+                due = min(n, int((now - first_due) * rate) + 1)
+            else:
+                due = n
+            stop = min(due, next_fault) if next_fault is not None else due
+            if stop > i:
+                data = b"".join([extra_before(k) + frames[k] for k in range(i, stop)])
+                t = await resp.chunk(data)
+                send_times.extend([t] * (stop - i))
+                i = stop
+                continue
+            next_due = first_due + (i / rate if rate else 0.0)
+            await asyncio.sleep(max(next_due - perf_counter(), 0.0005))
+
+
+# --------------------------------------------------------------------------------------
+# OpenAI-compatible
+# --------------------------------------------------------------------------------------
+
+
+class OpenAIServer(_BaseServer):
+    """An OpenAI-compatible server: SSE chat completions and a model list.
+
+    ``prefixes``: the API roots served (default ``("/v1",)``); add ``"/api/v1"`` to test
+    gateway-style base URLs. Any other path gets a plain ``404 page not found``.
+    ``server.url`` is ``origin + prefixes[0]``, a base URL to configure a client with.
+    """
+
+    kind = "openai"
+
+    def __init__(self, *, prefixes: Iterable[str] = ("/v1",), **kwargs: Any):
+        super().__init__(**kwargs)
+        self.prefixes = [p.rstrip("/") for p in prefixes]
+
+    @property
+    def url(self) -> str:
+        return self.origin + self.prefixes[0]
+
+    def url_for(self, prefix: str) -> str:
+        return self.origin + prefix.rstrip("/")
+
+    async def handle(self, req: RecordedRequest, resp: _Response) -> None:
+        path = req.path.split("?", 1)[0]
+        route = None
+        for prefix in self.prefixes:
+            if path.startswith(prefix + "/"):
+                route = path[len(prefix):]
+                break
+        if req.method == "POST" and route == "/chat/completions":
+            await self._chat(req, resp)
+        elif req.method == "GET" and route == "/models":
+            await resp.simple(200, {
+                "object": "list",
+                "data": [{"id": m, "object": "model", "created": 1700000000, "owned_by": "fastchat-tests"} for m in self.models],
+            })
+        else:
+            req.outcome = "not_found"
+            await resp.simple(404, "404 page not found")
+
+    def _error_body(self, status: int, model: str) -> dict[str, Any]:
+        messages = {
+            400: ("Invalid request.", "invalid_request_error", None),
+            401: ("Incorrect API key provided. You can find your API key in your account settings.", "invalid_request_error", "invalid_api_key"),
+            403: ("You are not allowed to use this model.", "permission_denied", None),
+            404: (f"The model `{model}` does not exist or you do not have access to it.", "invalid_request_error", "model_not_found"),
+            429: ("Rate limit reached for requests. Please try again later.", "rate_limit_error", "rate_limit_exceeded"),
+            500: ("The server had an error while processing your request.", "server_error", None),
+            503: ("The engine is currently overloaded, please try again later.", "server_error", None),
+        }
+        message, type_, code = messages.get(status, (f"Error {status}.", "server_error", None))
+        return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+    async def _chat(self, req: RecordedRequest, resp: _Response) -> None:
+        script = req.script or Script()
+        body = req.json if isinstance(req.json, dict) else {}
+        model = str(body.get("model", ""))
+        if script.status is None and self.reject_unknown_models and model not in self.models:
+            script = Script(status=404)
+        if script.stall_at is None and script.stall_s:
+            await asyncio.sleep(script.stall_s)
+        if script.status is not None:
+            req.outcome = "error_status"
+            err = script.error_body if script.error_body is not None else self._error_body(script.status, model)
+            await resp.simple(script.status, err, script.headers)
+            return
+        if not body.get("stream"):
+            await self._complete(req, resp, script, model)
+            return
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        cid = f"chatcmpl-{req.n:06d}"
+        created = int(time.time())
+        head = '{"id":"%s","object":"chat.completion.chunk","created":%d,"model":%s,"system_fingerprint":"fp_tests","choices":' % (
+            cid, created, json.dumps(model))
+        pre = ('[{"index":0,"delta":{"content":').encode()
+        post = ('},"logprobs":null,"finish_reason":null}]}\n\n').encode()
+        head_b = b"data: " + head.encode()
+        frames = [head_b + pre + json.dumps(tok).encode() + post for tok in script.tokens]
+        role = head_b + b'[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n'
+        empty = head_b + b"[]}\n\n"
+        keepalive = b": keep-alive\n\n"
+
+        def extra(k: int) -> bytes:
+            out = b""
+            if script.keepalive_every and k % script.keepalive_every == 0:
+                out += keepalive
+            if script.empty_choices_every and k % script.empty_choices_every == 0:
+                out += empty
+            return out
+
+        garbage = script.garbage if script.garbage is not None else b"data: {this is not json\n\n"
+        error_frame = b"data: " + json.dumps(
+            {"error": {"message": script.error_message, "type": "server_error", "param": None, "code": None}}
+        ).encode() + b"\n\n"
+        await resp.start_chunked("text/event-stream; charset=utf-8", role)
+        if not await self._paced(req, resp, script, frames, extra, garbage, error_frame):
+            req.outcome = "stream_error"
+            await resp.end_chunked()
+            return
+        tail = b""
+        if script.finish_reason is not None:
+            tail += head_b + ('[{"index":0,"delta":{},"logprobs":null,"finish_reason":%s}]}\n\n' % json.dumps(script.finish_reason)).encode()
+        if include_usage and script.usage:
+            completion = script.completion_tokens if script.completion_tokens is not None else len(script.tokens)
+            usage = {"prompt_tokens": script.prompt_tokens, "completion_tokens": completion,
+                     "total_tokens": script.prompt_tokens + completion}
+            tail += head_b + b"[],\"usage\":" + json.dumps(usage).encode() + b"}\n\n"
+        if script.done_marker:
+            tail += b"data: [DONE]\n\n"
+        await resp.end_chunked(tail)
+
+    async def _complete(self, req: RecordedRequest, resp: _Response, script: Script, model: str) -> None:
+        """A non-streaming reply (``stream`` false): one JSON body after ``ttft_s``."""
+        await asyncio.sleep(script.ttft_s)
+        completion = script.completion_tokens if script.completion_tokens is not None else len(script.tokens)
+        await resp.simple(200, {
+            "id": f"chatcmpl-{req.n:06d}", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": script.text},
+                         "finish_reason": script.finish_reason}],
+            "usage": {"prompt_tokens": script.prompt_tokens, "completion_tokens": completion,
+                      "total_tokens": script.prompt_tokens + completion},
+        })
+
+
+# --------------------------------------------------------------------------------------
+# Ollama
+# --------------------------------------------------------------------------------------
+
+
+class OllamaServer(_BaseServer):
+    """An Ollama server: NDJSON ``/api/chat``, ``/api/tags``, ``/api/version``."""
+
+    kind = "ollama"
+
+    def __init__(self, *, models: Iterable[str] = ("test-model:latest",), **kwargs: Any):
+        super().__init__(models=models, **kwargs)
+
+    async def handle(self, req: RecordedRequest, resp: _Response) -> None:
+        path = req.path.split("?", 1)[0]
+        if req.method == "POST" and path == "/api/chat":
+            await self._chat(req, resp)
+        elif req.method == "GET" and path == "/api/tags":
+            await resp.simple(200, {"models": [
+                {"name": m, "model": m, "modified_at": "2026-11-01T10:00:00.000000000Z", "size": 1000,
+                 "digest": "0" * 64, "details": {"parent_model": "", "format": "gguf", "family": "test",
+                                                   "families": ["test"], "parameter_size": "1B",
+                                                   "quantization_level": "Q4_K_M"}}
+                for m in self.models]})
+        elif req.method == "GET" and path == "/api/version":
+            await resp.simple(200, {"version": "0.12.0"})
+        elif req.method in ("GET", "HEAD") and path == "/":
+            await resp.simple(200, "Ollama is running")
+        else:
+            req.outcome = "not_found"
+            await resp.simple(404, "404 page not found")
+
+    async def _chat(self, req: RecordedRequest, resp: _Response) -> None:
+        script = req.script or Script()
+        body = req.json if isinstance(req.json, dict) else {}
+        model = str(body.get("model", ""))
+        if script.status is None and self.reject_unknown_models and model not in self.models:
+            script = Script(status=404)
+        if script.stall_at is None and script.stall_s:
+            await asyncio.sleep(script.stall_s)
+        if script.status is not None:
+            req.outcome = "error_status"
+            if script.error_body is not None:
+                err = script.error_body
+            elif script.status == 404:
+                err = {"error": f"model '{model}' not found"}
+            else:
+                err = {"error": {401: "unauthorized", 403: "forbidden", 429: "too many requests",
+                                 500: "llama runner process has terminated", 503: "server busy, please try again"}
+                       .get(script.status, f"error {script.status}")}
+            await resp.simple(script.status, err, script.headers)
+            return
+        created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        head = ('{"model":%s,"created_at":"%s","message":{"role":"assistant","content":' % (json.dumps(model), created)).encode()
+        mid = b'},"done":false}\n'
+        if body.get("stream", True) is False:
+            await self._complete(req, resp, script, head)
+            return
+        frames = [head + b'""' + b',"thinking":' + json.dumps(t).encode() + mid for t in script.thinking]
+        frames += [head + json.dumps(tok).encode() + mid for tok in script.tokens]
+        garbage = script.garbage if script.garbage is not None else b"this is not json\n"
+        error_frame = json.dumps({"error": script.error_message}).encode() + b"\n"
+        await resp.start_chunked("application/x-ndjson")
+        if not await self._paced(req, resp, script, frames, lambda k: b"", garbage, error_frame):
+            req.outcome = "stream_error"
+            await resp.end_chunked()
+            return
+        await resp.end_chunked(self._final(req, script, head))
+
+    def _final(self, req: RecordedRequest, script: Script, head: bytes) -> bytes:
+        # Durations are in ns. eval_duration defaults to the measured first-to-last send
+        # time of the content tokens, so the "server rate" is what the server really did.
+        content_times = req.send_times[len(script.thinking):]
+        measured = int((content_times[-1] - content_times[0]) * 1e9) if len(content_times) > 1 else 1_000_000
+        eval_count = script.completion_tokens if script.completion_tokens is not None else len(script.tokens)
+        final = {
+            "done": True,
+            "total_duration": int((perf_counter() - req.t_received) * 1e9),
+            "load_duration": 1_000_000,
+            "prompt_eval_count": script.prompt_tokens,
+            "prompt_eval_duration": 2_000_000,
+            "eval_count": eval_count,
+            "eval_duration": script.eval_ns if script.eval_ns is not None else max(measured, 1),
+        }
+        if script.finish_reason is not None:
+            final["done_reason"] = script.finish_reason
+        return head + b'""},' + json.dumps(final)[1:].encode() + b"\n"
+
+    async def _complete(self, req: RecordedRequest, resp: _Response, script: Script, head: bytes) -> None:
+        """A non-streaming reply (``stream`` false): one JSON object after ``ttft_s``."""
+        await asyncio.sleep(script.ttft_s)
+        obj = json.loads(self._final(req, script, head))
+        obj["message"]["content"] = script.text
+        await resp.simple(200, obj)
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------
+
+
+def _tokens_from_args(args: argparse.Namespace) -> list[str]:
+    if args.tokens_file:
+        with open(args.tokens_file, encoding="utf-8") as f:
+            text = f.read()
+        if args.tokens_file.endswith(".json"):
+            tokens = json.loads(text)
+            if not (isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)):
+                raise SystemExit(f"{args.tokens_file}: expected a JSON list of strings")
+            return tokens
+        return split_tokens(text)
+    return synthetic_tokens(args.tokens)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.servers", description="Run a loopback test server.")
+    parser.add_argument("kind", choices=("openai", "ollama"))
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed when ready)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--tokens-file", help="a .json list of token strings, or a text file (split into ~4-char tokens)")
+    group.add_argument("--tokens", type=int, default=200, help="this many synthetic word tokens (default 200)")
+    parser.add_argument("--rate", type=float, default=None, help="tokens per second (default: as fast as possible)")
+    parser.add_argument("--ttft", type=float, default=0.0, help="seconds before the first token")
+    parser.add_argument("--model", action="append", default=None, help="a model name to list (repeatable)")
+    parser.add_argument("--prefix", action="append", default=None, help="OpenAI API root(s) to serve (default /v1)")
+    parser.add_argument("--record", help="append one JSON line per finished request to this file")
+    args = parser.parse_args(argv)
+
+    script = Script(tokens=_tokens_from_args(args), ttft_s=args.ttft, rate_tps=args.rate)
+    common: dict[str, Any] = {"default": script, "host": args.host, "port": args.port, "record_path": args.record}
+    if args.model:
+        common["models"] = args.model
+    server: _BaseServer
+    if args.kind == "openai":
+        server = OpenAIServer(prefixes=args.prefix or ("/v1",), **common)
+    else:
+        server = OllamaServer(**common)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    with server:
+        print(json.dumps({"url": server.url, "port": server.port, "pid": _pid()}), flush=True)
+        while not stop.wait(0.2):
+            pass
+
+
+def _pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

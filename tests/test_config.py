@@ -1,0 +1,140 @@
+"""Config: discovery, presets, URL rules, and errors that name file, line and key."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fastchat_tui.config import ConfigError, load, normalize_ollama_url, normalize_openai_url, write_starter
+
+MINIMAL = """\
+default_source = "auto"
+theme = "fastchat-dark"
+
+[sources.local]
+kind = "ollama"
+base_url = "http://127.0.0.1:11434"
+model = "qwen2.5-coder:7b"
+
+[sources.fast]
+kind = "openai"
+base_url = "https://api.cerebras.ai/v1"
+model = "qwen-3-32b"
+api_key_env = "CEREBRAS_API_KEY"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_minimal_shape_from_the_docs_loads(tmp_path):
+    config = load(write(tmp_path, MINIMAL), env={})
+    assert config.default_source == "auto"
+    assert list(config.sources) == ["local", "fast"]
+    assert config.sources["local"].tags == ["local", "private"]
+    assert config.sources["fast"].base_url == "https://api.cerebras.ai/v1"
+    assert config.sources["fast"].api_key_env == "CEREBRAS_API_KEY"
+
+
+def test_example_config_loads():
+    example = Path(__file__).resolve().parent.parent / "config.example.toml"
+    config = load(example, env={})
+    assert {"local", "fast", "groq"} <= set(config.sources)
+    assert config.sources["groq"].base_url == "https://api.groq.com/openai/v1"
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("https://api.cerebras.ai/v1", "https://api.cerebras.ai/v1"),
+        ("https://api.cerebras.ai/v1/", "https://api.cerebras.ai/v1"),
+        ("https://gateway.example/api", "https://gateway.example/api/v1"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080/v1"),
+        ("https://generativelanguage.example/v1beta", "https://generativelanguage.example/v1beta"),
+    ],
+)
+def test_openai_base_url_with_or_without_v1(given, expected):
+    assert normalize_openai_url(given) == expected
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (":5678", "http://127.0.0.1:5678"),
+        ("127.0.0.1", "http://127.0.0.1:11434"),
+        ("gpu-box:11434", "http://gpu-box:11434"),
+        ("https://ollama.example", "https://ollama.example:443"),
+        ("http://[::1]:9000/", "http://[::1]:9000"),
+    ],
+)
+def test_ollama_host_forms(given, expected):
+    assert normalize_ollama_url(given) == expected
+
+
+def test_no_file_discovers_ollama_and_preset_keys(tmp_path):
+    env = {"OLLAMA_HOST": ":5678", "GROQ_API_KEY": "x", "CEREBRAS_API_KEY": ""}
+    config = load(tmp_path / "missing.toml", env=env)
+    assert list(config.sources) == ["local", "groq"]
+    assert config.sources["local"].base_url == "http://127.0.0.1:5678"
+    assert config.sources["groq"].tags == ["hosted", "fast"]
+
+
+def test_openai_base_url_env_overrides_the_preset(tmp_path):
+    config = load(tmp_path / "missing.toml", env={"OPENAI_API_KEY": "x", "OPENAI_BASE_URL": "http://127.0.0.1:9/api"})
+    assert config.sources["openai"].base_url == "http://127.0.0.1:9/api/v1"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "words"),
+    [
+        ('default_source = "auto"\n[sources.a]\nkind = "ollama"\nmodel = 7\n', 4, "sources.a.model", "must be a string"),
+        ('[sources.a]\nkind = "grpc"\nmodel = "m"\n', 2, "sources.a.kind", "unknown kind"),
+        ('theme = "x"\n\n[sources.a]\nkind = "openai"\nmodel = "m"\n', 3, "sources.a", "missing 'base_url'"),
+        ('default_source = "nowhere"\n[sources.a]\nkind = "ollama"\nmodel = "m"\n', 1, "default_source", "not a configured source"),
+        ('theme = "x"\nmax_tokens = "lots"\n', 2, "max_tokens", "whole number"),
+        ('[sources.a]\nkind = "openai"\nbase_url = "ftp://x"\nmodel = "m"\n', 3, "sources.a.base_url", "http(s) URL"),
+        ('theme = "x"\nbroken = \n', 2, None, "not valid TOML"),
+        ('[sources.fast]\nkind = "openai"\nbase_url = "https://x/v1"\nmodel = "m"\napi_key = "csk-live-123"\n', 5,
+         "sources.fast.api_key", "fastchat keys set fast"),
+    ],
+)
+def test_broken_config_names_file_line_and_key(tmp_path, text, line, key, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load(path, env={})
+    error = caught.value
+    assert error.path == path and error.line == line and error.key == key
+    assert words in str(error) and str(path) in str(error) and f"line {line}" in str(error)
+
+
+def test_secret_in_config_is_never_echoed(tmp_path):
+    path = write(tmp_path, '[sources.fast]\nkind = "openai"\nbase_url = "https://x/v1"\nmodel = "m"\napi_key = "csk-live-123"\n')
+    with pytest.raises(ConfigError) as caught:
+        load(path, env={})
+    assert "csk-live-123" not in str(caught.value)
+
+
+def test_broken_config_exits_2_with_the_location(tmp_path):
+    path = write(tmp_path, '[sources.a]\nkind = "ollama"\nmodel = 7\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "fastchat_tui", "ask", "hi"],
+        env={"FASTCHAT_CONFIG": str(path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert f"{path}, line 3, key 'sources.a.model'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_config_init_writes_a_loadable_starter(tmp_path):
+    path = tmp_path / "sub" / "config.toml"
+    write_starter(path, env={"CEREBRAS_API_KEY": "csk-unique-value-42"})
+    config = load(path, env={})
+    assert set(config.sources) == {"local", "cerebras"}
+    assert "csk-unique-value-42" not in path.read_text()
