@@ -102,6 +102,7 @@ class Script:
         ``{"error": "..."}``) before token K, then end the body cleanly.
         ``stall_s`` with ``stall_at=None``: wait that long before sending the headers;
         with ``stall_at=K``: pause before token K (later tokens shift by ``stall_s``).
+        Fault positions count frames; for Ollama the ``thinking`` chunks come first.
         ``empty_choices_every=N``: an extra chunk with ``choices: []`` before every Nth token.
         ``keepalive_every=N``: an SSE comment ``: keep-alive`` before every Nth token.
         ``usage=False``: omit the usage chunk even when the request asked for it.
@@ -155,6 +156,7 @@ class RecordedRequest:
     status: int = 200
     t_headers_sent: float | None = None
     send_times: list[float] = field(default_factory=list)
+    thinking_times: list[float] = field(default_factory=list)
     t_end: float | None = None
     outcome: str = "pending"  # ok | cut | error_status | stream_error | client_gone | not_found | ...
     done: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -676,7 +678,7 @@ class OpenAIServer(_BaseServer):
             completion = script.completion_tokens if script.completion_tokens is not None else len(script.tokens)
             usage = {"prompt_tokens": script.prompt_tokens, "completion_tokens": completion,
                      "total_tokens": script.prompt_tokens + completion}
-            tail += head_b + b"[],\"usage\":" + json.dumps(usage).encode() + b"}\n\n"
+            tail += head_b + b"[],\"usage\":" + json.dumps(usage, separators=(",", ":")).encode() + b"}\n\n"
         if script.done_marker:
             tail += b"data: [DONE]\n\n"
         await resp.end_chunked(tail)
@@ -757,7 +759,11 @@ class OllamaServer(_BaseServer):
         garbage = script.garbage if script.garbage is not None else b"this is not json\n"
         error_frame = json.dumps({"error": script.error_message}).encode() + b"\n"
         await resp.start_chunked("application/x-ndjson")
-        if not await self._paced(req, resp, script, frames, lambda k: b"", garbage, error_frame):
+        ok = await self._paced(req, resp, script, frames, lambda k: b"", garbage, error_frame)
+        # thinking chunks are not tokens of the reply: keep their send times apart
+        req.thinking_times = req.send_times[: len(script.thinking)]
+        del req.send_times[: len(script.thinking)]
+        if not ok:
             req.outcome = "stream_error"
             await resp.end_chunked()
             return
@@ -766,7 +772,7 @@ class OllamaServer(_BaseServer):
     def _final(self, req: RecordedRequest, script: Script, head: bytes) -> bytes:
         # Durations are in ns. eval_duration defaults to the measured first-to-last send
         # time of the content tokens, so the "server rate" is what the server really did.
-        content_times = req.send_times[len(script.thinking):]
+        content_times = req.send_times
         measured = int((content_times[-1] - content_times[0]) * 1e9) if len(content_times) > 1 else 1_000_000
         eval_count = script.completion_tokens if script.completion_tokens is not None else len(script.tokens)
         final = {
@@ -780,7 +786,7 @@ class OllamaServer(_BaseServer):
         }
         if script.finish_reason is not None:
             final["done_reason"] = script.finish_reason
-        return head + b'""},' + json.dumps(final)[1:].encode() + b"\n"
+        return head + b'""},' + json.dumps(final, separators=(",", ":"))[1:].encode() + b"\n"
 
     async def _complete(self, req: RecordedRequest, resp: _Response, script: Script, head: bytes) -> None:
         """A non-streaming reply (``stream`` false): one JSON object after ``ttft_s``."""

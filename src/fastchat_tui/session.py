@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.keys import lookup as keyring_then_env_key
 from fastchat_tui.meter import Meter, Reading
 from fastchat_tui.sources.base import Done, ErrorKind, Sent, Source, SourceError, TextDelta, Usage
 
@@ -89,7 +90,7 @@ class Session:
         config: Config,
         *,
         router: Router = default_route,
-        key_lookup: KeyLookup = env_key,
+        key_lookup: KeyLookup = keyring_then_env_key,
         recorder: Recorder | None = None,
     ) -> None:
         self.config = config

@@ -1,0 +1,254 @@
+"""Ollama's native ``/api/chat`` (NDJSON) through one warm ``ollama.AsyncClient``.
+
+``ollama`` (0.27 s to import) is imported on first use.
+
+Context window: Ollama truncates a prompt longer than its context window without a word,
+so ``num_ctx`` matters. When the source sets ``context_tokens``, ``num_ctx`` is sent with
+*every* request: Ollama reloads the model whenever ``num_ctx`` changes between requests, so
+sending it only for large prompts would make requests alternate between two runner
+configurations and pay a reload (seconds) on each switch. When ``context_tokens`` is not set,
+nothing is sent for ordinary prompts (the server's own default applies, and stays loaded);
+only when the prompt plus ``max_tokens`` is estimated to overflow Ollama's default window is
+``num_ctx`` raised, in steps of 2,048 and at most :data:`AUTO_CTX_MAX`, so a long prompt is not
+silently cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import TYPE_CHECKING, Any, AsyncIterator
+
+from fastchat_tui.sources._util import excerpt as _excerpt, reason as _reason, seconds as _seconds  # noqa: F401
+from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fastchat_tui.config import SourceConfig
+
+OLLAMA_DEFAULT_CTX = 4096
+"""Ollama's default context window (tokens) when a request does not set ``num_ctx``."""
+AUTO_CTX_MAX = 32768
+CHARS_PER_TOKEN_LOW = 3.0
+"""A deliberately low characters-per-token figure, so the prompt estimate errs high."""
+CONNECT_TIMEOUT_CAP = 10.0
+PROBE_TIMEOUT = 3.0
+
+perf_counter = time.perf_counter
+
+
+def context_options(
+    messages: list[dict[str, str]], context_tokens: int | None, max_tokens: int | None
+) -> dict[str, int]:
+    """The ``options`` for a chat request (see the module docstring for the ``num_ctx`` rule)."""
+    options: dict[str, int] = {}
+    if context_tokens:
+        options["num_ctx"] = context_tokens
+    else:
+        chars = sum(len(m.get("content") or "") for m in messages)
+        needed = int(chars / CHARS_PER_TOKEN_LOW) + (max_tokens or 1024) + 64
+        if needed > OLLAMA_DEFAULT_CTX:
+            options["num_ctx"] = min(-(-needed // 2048) * 2048, AUTO_CTX_MAX)
+    if max_tokens is not None:
+        options["num_predict"] = max_tokens
+    return options
+
+
+class OllamaSource:
+    """A source speaking Ollama's native chat API."""
+
+    kind = "ollama"
+
+    def __init__(self, config: SourceConfig) -> None:
+        self.config = config
+        self.name = config.name
+        self.model = config.model
+        self.base_url = config.base_url.rstrip("/")
+        self._client: Any = None
+        self._ollama: Any = None
+        self._httpx: Any = None
+
+    def _ensure_client(self) -> Any:
+        if self._client is None:
+            import httpx
+            import ollama
+
+            self._ollama, self._httpx = ollama, httpx
+            t = self.config.timeout_s
+            self._client = ollama.AsyncClient(host=self.base_url, timeout=httpx.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP)))
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def stream(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[Event]:
+        client = self._ensure_client()
+        ollama, httpx = self._ollama, self._httpx
+        model = model or self.model
+        options = context_options(messages, self.config.context_tokens, max_tokens)
+        chars = chunks = 0
+        clock = perf_counter
+        t_send = clock()
+        try:
+            parts = await client.chat(model=model, messages=messages, stream=True, options=options or None)
+            # the request is written on the first read; the first part means headers arrived
+            part = await anext(parts, None)
+            if part is None:
+                raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url} sent an empty reply",
+                                  source=self.name)
+            yield Sent(t_send)
+            while part is not None:
+                t = clock()
+                if part.done:
+                    text = part.message.content if part.message is not None else None
+                    if text:
+                        chars += len(text)
+                        chunks += 1
+                        yield TextDelta(text, t)
+                    yield Usage(
+                        output_tokens=part.eval_count,
+                        input_tokens=part.prompt_eval_count,
+                        server_eval_count=part.eval_count,
+                        server_eval_ns=part.eval_duration,
+                    )
+                    yield Done(t, part.done_reason)
+                    return
+                text = part.message.content
+                if text:
+                    chars += len(text)
+                    chunks += 1
+                    yield TextDelta(text, t)
+                part = await anext(parts, None)
+            if chunks:
+                raise SourceError(
+                    ErrorKind.CUT,
+                    f"{self.name}: the reply stopped without a final 'done' message after {chars} characters "
+                    f"in {chunks} chunks; the partial reply is kept",
+                    source=self.name,
+                )
+            raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url} ended the stream without a reply",
+                              source=self.name)
+        except SourceError:
+            raise
+        except ollama.ResponseError as exc:
+            raise self._response_error(exc, model, chars, chunks) from None
+        except (ConnectionError, httpx.ConnectError) as exc:
+            raise SourceError(
+                ErrorKind.UNREACHABLE,
+                f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
+                "is Ollama running? start it with `ollama serve`",
+                source=self.name,
+            ) from None
+        except httpx.TimeoutException:
+            raise self._timeout_error(chars, chunks) from None
+        except httpx.HTTPError as exc:
+            if chunks:
+                raise SourceError(
+                    ErrorKind.CUT,
+                    f"{self.name}: the connection was lost after {chars} characters in {chunks} chunks "
+                    f"({_reason(exc)}); the partial reply is kept",
+                    source=self.name,
+                ) from None
+            raise SourceError(
+                ErrorKind.UNREACHABLE,
+                f"{self.name}: the connection to {self.base_url} was lost before any reply arrived ({_reason(exc)})",
+                source=self.name,
+            ) from None
+        except json.JSONDecodeError as exc:
+            raise _protocol(self.name, "a line that is not JSON", exc.doc, chars, chunks) from None
+        except ValueError as exc:  # pydantic.ValidationError: JSON of the wrong shape
+            raise SourceError(
+                ErrorKind.PROTOCOL,
+                f"{self.name}: the server sent a message of an unexpected shape: {_excerpt(str(exc), 160)}",
+                source=self.name,
+            ) from None
+
+    def _response_error(self, exc: Any, model: str, chars: int, chunks: int) -> SourceError:
+        status = exc.status_code
+        said = _excerpt(str(exc.error), 300)
+        if status == -1:  # an {"error": ...} line in mid-stream
+            if chunks:
+                return SourceError(
+                    ErrorKind.CUT,
+                    f"{self.name}: Ollama reported an error after {chars} characters in {chunks} chunks: {said}; "
+                    "the partial reply is kept",
+                    source=self.name,
+                )
+            return SourceError(ErrorKind.PROTOCOL, f"{self.name}: Ollama reported an error in the stream: {said}",
+                               source=self.name)
+        if status == 404:
+            return SourceError(
+                ErrorKind.NOT_FOUND,
+                f"{self.name}: model '{model}' is not available at {self.base_url} ({said}); "
+                f"download it with `ollama pull {model}`",
+                source=self.name,
+                status=status,
+            )
+        if status in (401, 403):
+            return SourceError(ErrorKind.AUTH, f"{self.name}: {self.base_url} refused the request (HTTP {status}: "
+                               f"{said}); check OLLAMA_API_KEY or the proxy in front of Ollama",
+                               source=self.name, status=status)
+        if status == 429:
+            return SourceError(ErrorKind.RATE_LIMITED, f"{self.name}: rate limited (HTTP 429: {said})",
+                               source=self.name, status=status)
+        return SourceError(ErrorKind.SERVER, f"{self.name}: Ollama error at {self.base_url} (HTTP {status}: {said})",
+                           source=self.name, status=status)
+
+    def _timeout_error(self, chars: int, chunks: int) -> SourceError:
+        t = f"{self.config.timeout_s:g} s"
+        if chunks:
+            return SourceError(
+                ErrorKind.CUT,
+                f"{self.name}: the stream stalled: nothing arrived for {t} after {chars} characters in "
+                f"{chunks} chunks (timeout_s); the partial reply is kept",
+                source=self.name,
+            )
+        return SourceError(
+            ErrorKind.UNREACHABLE,
+            f"{self.name}: no response from {self.base_url} within {t} (timeout_s); Ollama may still be "
+            "loading the model: raise timeout_s for large models",
+            source=self.name,
+        )
+
+    async def probe(self, timeout: float | None = None) -> Probe:
+        """``GET /api/tags`` with a short timeout. Never raises."""
+        try:
+            client = self._ensure_client()
+            ollama, httpx = self._ollama, self._httpx
+            limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
+            try:
+                async with asyncio.timeout(limit):
+                    listed = await client.list()
+                return Probe(True, [m.model for m in listed.models if m.model])
+            except TimeoutError:
+                return Probe(False, [], SourceError(
+                    ErrorKind.UNREACHABLE, f"{self.name}: no answer from Ollama at {self.base_url} within {limit:g} s",
+                    source=self.name))
+            except (ConnectionError, httpx.ConnectError) as exc:
+                return Probe(False, [], SourceError(
+                    ErrorKind.UNREACHABLE,
+                    f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
+                    "is Ollama running? start it with `ollama serve`",
+                    source=self.name))
+            except ollama.ResponseError as exc:
+                return Probe(True, [], self._response_error(exc, self.model, 0, 0))
+            except httpx.HTTPError as exc:
+                return Probe(False, [], SourceError(
+                    ErrorKind.UNREACHABLE, f"{self.name}: {self.base_url}: {_reason(exc)}", source=self.name))
+        except Exception as exc:  # a probe never raises
+            return Probe(False, [], SourceError(ErrorKind.PROTOCOL, f"{self.name}: probe failed: {_excerpt(str(exc), 160)}",
+                                                source=self.name))
+
+
+def _protocol(name: str, what: str, line: str, chars: int, chunks: int) -> SourceError:
+    more = "…" if len(line) > 80 else ""
+    after = f" after {chars} characters in {chunks} chunks" if chunks else ""
+    return SourceError(ErrorKind.PROTOCOL, f"{name}: the server sent {what}{after}: {line[:80]!r}{more}", source=name)

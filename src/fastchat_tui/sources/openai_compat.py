@@ -1,0 +1,422 @@
+"""OpenAI-compatible chat completions: one warm ``openai.AsyncOpenAI`` client per source.
+
+The request goes through the SDK (base URL, headers, typed status errors), but the SSE body
+is read raw and each ``data:`` line is ``json.loads``-ed here: the SDK's typed stream builds a
+model object per chunk and tops out near 5,700 chunks/s, while this loop keeps up with
+sources far faster than 20,000 tok/s.
+
+``openai`` (0.5 s to import) and ``httpx2`` are imported on first use, never at startup.
+
+Retries are ours, not the SDK's (its ``max_retries`` is 0): one retry for a refused or
+reset connection, for 500/502/503/504, and for a 429 whose ``Retry-After`` is at most
+:data:`RETRY_AFTER_CAP` seconds. A longer ``Retry-After`` is raised at once as
+``rate_limited`` with ``retry_after`` set, so the UI can show it instead of the user
+waiting in silence. Timeouts are never retried (the user has already waited).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import time
+from typing import TYPE_CHECKING, Any, AsyncIterator
+
+from fastchat_tui.sources._util import excerpt as _excerpt, reason as _reason, seconds as _seconds
+from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fastchat_tui.config import SourceConfig
+
+RETRY_AFTER_CAP = 2.0
+"""Longest server-requested wait (s) that is retried silently."""
+MAX_RETRIES = 1
+"""Retries of a request that failed before any reply arrived."""
+CONNECT_TIMEOUT_CAP = 10.0
+PROBE_TIMEOUT = 5.0
+DRAIN_TIMEOUT = 1.0
+NO_KEY_PLACEHOLDER = "fastchat-no-key"
+
+_RETRY_STATUSES = frozenset({500, 502, 503, 504})
+perf_counter = time.perf_counter
+_loads = json.loads
+
+
+class OpenAISource:
+    """A source speaking the OpenAI chat completions protocol (``stream=True`` SSE)."""
+
+    kind = "openai"
+
+    def __init__(self, config: SourceConfig, api_key: str | None = None) -> None:
+        self.config = config
+        self.name = config.name
+        self.model = config.model
+        self.base_url = config.base_url.rstrip("/")
+        self._api_key = api_key or None
+        self._client: Any = None
+        self._openai: Any = None
+        self._httpx: Any = None
+        self._headers: dict[str, Any] = {}
+
+    # -- client ----------------------------------------------------------------------
+
+    def _ensure_client(self) -> Any:
+        if self._client is not None:
+            return self._client
+        import httpx2
+        import openai
+
+        self._openai, self._httpx = openai, httpx2
+        t = self.config.timeout_s
+        timeout = httpx2.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP))
+        # Headers the SDK would otherwise take from the environment (OPENAI_ORG_ID,
+        # OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS) belong to OpenAI, not to whatever
+        # server this source points at: send exactly our key, or no Authorization at all.
+        headers: dict[str, Any] = {"OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+            self._headers = {}
+        else:
+            headers["Authorization"] = openai.Omit()
+            # the SDK insists per request that a missing Authorization is deliberate
+            self._headers = {"Authorization": openai.Omit()}
+        self._client = openai.AsyncOpenAI(
+            api_key=self._api_key or NO_KEY_PLACEHOLDER,
+            base_url=self.base_url,
+            timeout=timeout,
+            max_retries=0,
+            default_headers=headers,
+        )
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    # -- streaming -------------------------------------------------------------------
+
+    async def stream(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        model: str | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[Event]:
+        client = self._ensure_client()
+        openai = self._openai
+        model = model or self.model
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "extra_headers": self._headers,
+        }
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        create = client.chat.completions.with_streaming_response.create
+        attempt = 0
+        while True:
+            t_send = perf_counter()
+            try:
+                async with create(**kwargs) as response:
+                    async for event in self._read(response.http_response, t_send, model):
+                        yield event
+                return
+            except openai.APIStatusError as exc:
+                error = self._status_error(exc, model)
+            except openai.APITimeoutError:
+                raise self._timeout_error("no response") from None
+            except openai.APIConnectionError as exc:
+                error = self._connection_error(exc)
+            if attempt >= MAX_RETRIES or not _retryable(error):
+                raise error
+            attempt += 1
+            await asyncio.sleep(error.retry_after if error.retry_after is not None else _backoff(error))
+
+    async def _read(self, http: Any, t_send: float, model: str) -> AsyncIterator[Event]:
+        """Parse the raw SSE body: the hot path."""
+        httpx2 = self._httpx
+        yield Sent(t_send)
+        loads = _loads
+        clock = perf_counter
+        rest = b""
+        chars = chunks = 0
+        finish: str | None = None
+        usage: Usage | None = None
+        done_t: float | None = None
+        body = http.aiter_bytes()
+        try:
+            async for data in body:
+                t = clock()
+                if rest:
+                    data = rest + data
+                lines = data.split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    if line[:5] == b"data:":
+                        payload = line[5:].strip()
+                        if payload == b"[DONE]":
+                            done_t = t
+                            break
+                        try:
+                            obj = loads(payload)
+                            choices = obj.get("choices")
+                        except (ValueError, AttributeError):
+                            raise self._protocol_error("a malformed data line", line, chars, chunks) from None
+                        if choices:
+                            choice = choices[0]
+                            delta = choice.get("delta")
+                            if delta:
+                                text = delta.get("content")
+                                if text:
+                                    chars += len(text)
+                                    chunks += 1
+                                    yield TextDelta(text, t)
+                            reason = choice.get("finish_reason")
+                            if reason:
+                                finish = reason
+                        if "usage" in obj:
+                            u = obj["usage"]
+                            if u:
+                                usage = Usage(output_tokens=u.get("completion_tokens"), input_tokens=u.get("prompt_tokens"))
+                        if "error" in obj:
+                            raise self._stream_error(obj["error"], chars, chunks)
+                    elif not line or line == b"\r" or line[:1] == b":":
+                        continue  # event separator or comment/keep-alive
+                    elif line[:6] in (b"event:", b"id:", b"retry:") or line[:3] == b"id:":
+                        continue
+                    else:
+                        raise self._protocol_error("a line that is not SSE", line, chars, chunks)
+                if done_t is not None:
+                    break
+            if done_t is None:
+                if rest.strip():
+                    raise self._protocol_error("an unterminated line", rest, chars, chunks)
+                if finish is None:
+                    if chunks:
+                        raise SourceError(
+                            ErrorKind.CUT,
+                            f"{self.name}: the reply stopped without an end marker after {chars} characters "
+                            f"in {chunks} chunks; the partial reply is kept",
+                            source=self.name,
+                        )
+                    raise SourceError(
+                        ErrorKind.PROTOCOL,
+                        f"{self.name}: the server at {self.base_url} ended the stream without sending a reply",
+                        source=self.name,
+                    )
+                done_t = clock()
+        except httpx2.TimeoutException:
+            raise self._timeout_error("the stream stalled", chars, chunks) from None
+        except httpx2.TransportError as exc:
+            if chunks:
+                raise SourceError(
+                    ErrorKind.CUT,
+                    f"{self.name}: the connection was lost after {chars} characters in {chunks} chunks "
+                    f"({_reason(exc)}); the partial reply is kept",
+                    source=self.name,
+                ) from None
+            raise SourceError(
+                ErrorKind.UNREACHABLE,
+                f"{self.name}: the connection to {self.base_url} was lost before any reply arrived ({_reason(exc)})",
+                source=self.name,
+            ) from None
+        if usage is not None:
+            yield usage
+        yield Done(done_t, finish)
+        # Read the rest of the body (normally just the chunked terminator) so the
+        # connection goes back to the pool for the next request.
+        try:
+            async with asyncio.timeout(DRAIN_TIMEOUT):
+                async for _ in body:
+                    pass
+        except (TimeoutError, httpx2.HTTPError):
+            pass
+
+    # -- errors ----------------------------------------------------------------------
+
+    def _status_error(self, exc: Any, model: str) -> SourceError:
+        status = exc.status_code
+        response = exc.response
+        server = self._redact(_server_message(response))
+        said = f": {server}" if server else ""
+        where = self.base_url
+        if status in (401, 403):
+            env = self.config.api_key_env
+            how = (f"set {env} or run `fastchat keys set {self.name}`" if env
+                   else f"run `fastchat keys set {self.name}`")
+            if not self._api_key:
+                msg = f"{self.name}: {where} wants an API key and none is set (HTTP {status}{said}); {how}"
+            elif status == 401:
+                msg = f"{self.name}: the API key was rejected (HTTP 401{said}); check it: {how}"
+            else:
+                msg = (f"{self.name}: access denied (HTTP 403{said}); the key may not have access to "
+                       f"model '{model}'; check it: {how}")
+            return SourceError(ErrorKind.AUTH, msg, source=self.name, status=status)
+        if status == 404:
+            body = _text(response).lower()
+            if model.lower() in body or "model" in body:
+                msg = (f"{self.name}: model '{model}' was not found at {where}{said}; "
+                       f"check the model name (`fastchat models {self.name}` lists them)")
+            else:
+                url = str(getattr(response, "url", "") or f"{where}/chat/completions")
+                msg = (f"{self.name}: {url} was not found (HTTP 404){said}; check base_url: "
+                       f"most servers want it to end in /v1 (e.g. https://host/v1)")
+            return SourceError(ErrorKind.NOT_FOUND, msg, source=self.name, status=status)
+        if status == 429:
+            retry_after = _retry_after(response.headers)
+            when = f"; retry in {_seconds(retry_after)}" if retry_after is not None else "; wait a moment and retry"
+            return SourceError(ErrorKind.RATE_LIMITED, f"{self.name}: rate limited (HTTP 429{said}){when}",
+                               source=self.name, status=status, retry_after=retry_after)
+        if status >= 500:
+            return SourceError(ErrorKind.SERVER, f"{self.name}: server error at {where} (HTTP {status}{said})",
+                               source=self.name, status=status, retry_after=_retry_after(response.headers))
+        return SourceError(ErrorKind.SERVER, f"{self.name}: the server refused the request (HTTP {status}{said})",
+                           source=self.name, status=status)
+
+    def _connection_error(self, exc: Any) -> SourceError:
+        return SourceError(
+            ErrorKind.UNREACHABLE,
+            f"{self.name}: cannot connect to {self.base_url} ({_reason(exc.__cause__ or exc)}); "
+            "check that the server is running and the URL is right",
+            source=self.name,
+        )
+
+    def _timeout_error(self, what: str, chars: int = 0, chunks: int = 0) -> SourceError:
+        t = _seconds(self.config.timeout_s)
+        if chunks:
+            return SourceError(
+                ErrorKind.CUT,
+                f"{self.name}: {what}: nothing arrived for {t} after {chars} characters in {chunks} chunks "
+                f"(timeout_s); the partial reply is kept",
+                source=self.name,
+            )
+        return SourceError(
+            ErrorKind.UNREACHABLE,
+            f"{self.name}: {what} from {self.base_url} within {t} (timeout_s); the server may be down or overloaded",
+            source=self.name,
+        )
+
+    def _protocol_error(self, what: str, line: bytes, chars: int, chunks: int) -> SourceError:
+        excerpt = self._redact(line[:80].decode("utf-8", "replace"))
+        more = "…" if len(line) > 80 else ""
+        after = f" after {chars} characters in {chunks} chunks" if chunks else ""
+        return SourceError(
+            ErrorKind.PROTOCOL,
+            f"{self.name}: the server sent {what}{after}: {excerpt!r}{more}",
+            source=self.name,
+        )
+
+    def _stream_error(self, error: Any, chars: int, chunks: int) -> SourceError:
+        message = error.get("message") if isinstance(error, dict) else error
+        message = self._redact(str(message or error))[:300]
+        if chunks:
+            return SourceError(
+                ErrorKind.CUT,
+                f"{self.name}: the server reported an error after {chars} characters in {chunks} chunks: "
+                f"{message}; the partial reply is kept",
+                source=self.name,
+            )
+        return SourceError(ErrorKind.PROTOCOL, f"{self.name}: the server reported an error in the stream: {message}",
+                           source=self.name)
+
+    def _redact(self, text: str) -> str:
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    # -- probe -----------------------------------------------------------------------
+
+    async def probe(self, timeout: float | None = None) -> Probe:
+        """``GET {base_url}/models`` with a short timeout. Never raises.
+
+        ``reachable`` is False only when no HTTP answer came back; an HTTP error (a rejected
+        key, no /models route) is ``reachable=True`` with ``error`` set.
+        """
+        try:
+            client = self._ensure_client()
+            openai = self._openai
+            limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
+            try:
+                page = await client.with_options(timeout=limit, max_retries=0).models.list(
+                    extra_headers=self._headers
+                )
+                return Probe(True, sorted(m.id for m in page.data))
+            except openai.APIStatusError as exc:
+                return Probe(True, [], self._status_error(exc, self.model))
+            except openai.APITimeoutError:
+                return Probe(False, [], SourceError(
+                    ErrorKind.UNREACHABLE,
+                    f"{self.name}: no answer from {self.base_url} within {_seconds(limit)}", source=self.name))
+            except openai.APIConnectionError as exc:
+                return Probe(False, [], self._connection_error(exc))
+        except Exception as exc:  # a probe never raises
+            return Probe(False, [], SourceError(ErrorKind.PROTOCOL, f"{self.name}: probe failed: {_reason(exc)}",
+                                                source=self.name))
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _retryable(error: SourceError) -> bool:
+    if error.kind is ErrorKind.RATE_LIMITED:
+        return error.retry_after is None or error.retry_after <= RETRY_AFTER_CAP
+    if error.kind is ErrorKind.SERVER:
+        return error.status in _RETRY_STATUSES and (error.retry_after is None or error.retry_after <= RETRY_AFTER_CAP)
+    return error.kind is ErrorKind.UNREACHABLE
+
+
+def _backoff(error: SourceError) -> float:
+    return 0.25 if error.kind is ErrorKind.UNREACHABLE else 0.5
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(float(value) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _text(response: Any) -> str:
+    try:
+        return response.text
+    except Exception:
+        return ""
+
+
+def _server_message(response: Any) -> str:
+    """The server's own words: ``{"error": {"message": ...}}`` and friends, else a short excerpt."""
+    text = _text(response).strip()
+    if not text:
+        return ""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return _excerpt(text)
+    if isinstance(body, dict):
+        for key in ("error", "message", "detail"):
+            value = body.get(key)
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("msg")
+            if isinstance(value, list) and value and isinstance(value[0], dict):  # FastAPI validation errors
+                value = value[0].get("msg")
+            if isinstance(value, str) and value:
+                return _excerpt(value)
+    return _excerpt(text)
