@@ -106,7 +106,8 @@ class Script:
         ``empty_choices_every=N``: an extra chunk with ``choices: []`` before every Nth token.
         ``keepalive_every=N``: an SSE comment ``: keep-alive`` before every Nth token.
         ``usage=False``: omit the usage chunk even when the request asked for it.
-        ``done_marker=False``: omit ``data: [DONE]`` (the body still ends cleanly).
+        ``done_marker=False``: omit ``data: [DONE]`` (OpenAI) or the final ``done`` chunk
+        (Ollama); the body still ends cleanly.
         ``close=True``: answer with ``Connection: close`` and close after the response.
     """
 
@@ -767,7 +768,7 @@ class OllamaServer(_BaseServer):
             req.outcome = "stream_error"
             await resp.end_chunked()
             return
-        await resp.end_chunked(self._final(req, script, head))
+        await resp.end_chunked(self._final(req, script, head) if script.done_marker else b"")
 
     def _final(self, req: RecordedRequest, script: Script, head: bytes) -> bytes:
         # Durations are in ns. eval_duration defaults to the measured first-to-last send

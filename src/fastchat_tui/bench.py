@@ -395,3 +395,162 @@ def fmt_failures(summary: SourceSummary) -> str:
         return "0"
     kinds = ", ".join(f"{kind} ×{count}" if count > 1 else kind for kind, count in summary.failure_kinds.items())
     return f"{summary.failures} ({kinds})"
+
+
+# --------------------------------------------------------------------------------------
+# History: one row per source per bench, in the history store's file
+# --------------------------------------------------------------------------------------
+
+# Created on first use with IF NOT EXISTS, so it is safe with any schema version of the
+# store and can later move into ``store.MIGRATIONS`` unchanged.
+BENCH_TABLE = """
+CREATE TABLE IF NOT EXISTS bench_runs (
+    id              INTEGER PRIMARY KEY,
+    bench_id        INTEGER NOT NULL,
+    started_at      REAL NOT NULL,
+    source          TEXT NOT NULL,
+    model           TEXT,
+    repeat          INTEGER NOT NULL,
+    max_tokens      INTEGER,
+    concurrency     INTEGER NOT NULL,
+    requests        INTEGER NOT NULL,
+    ok              INTEGER NOT NULL,
+    failures        INTEGER NOT NULL,
+    failure_kinds   TEXT NOT NULL DEFAULT '{}',
+    tokens_exact    INTEGER NOT NULL DEFAULT 0,
+    ttft_s          REAL,
+    decode_tps      REAL,
+    e2e_tps         REAL,
+    total_s         REAL,
+    output_tokens   REAL,
+    aggregate_tps   REAL,
+    summary         TEXT NOT NULL
+)"""
+BENCH_INDEX = "CREATE INDEX IF NOT EXISTS bench_runs_source_time ON bench_runs (source, started_at)"
+
+
+@dataclass(slots=True, frozen=True)
+class HistoryRow:
+    """One source's medians in one past bench."""
+
+    bench_id: int
+    started_at: float
+    source: str
+    model: str | None
+    repeat: int
+    max_tokens: int | None
+    concurrency: int
+    requests: int
+    ok: int
+    failures: int
+    failure_kinds: dict[str, int]
+    tokens_exact: bool
+    ttft_s: float | None
+    decode_tps: float | None
+    e2e_tps: float | None
+    total_s: float | None
+    output_tokens: float | None
+    aggregate_tps: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        from fastchat_tui.store import iso
+
+        data = {name: getattr(self, name) for name in self.__slots__}
+        data["date"] = iso(self.started_at)
+        return data
+
+
+def _ensure_table(conn) -> None:
+    conn.execute(BENCH_TABLE)
+    conn.execute(BENCH_INDEX)
+
+
+def save(store, result: BenchResult) -> int:
+    """Write ``result`` (one row per source) into the history store; returns the bench id."""
+    import json
+
+    bench_id = int(result.started_at * 1000)
+
+    def median(stat: Stat | None) -> float | None:
+        return stat.median if stat else None
+
+    def body(conn) -> int:
+        _ensure_table(conn)
+        for name in result.sources:
+            summary = result.summaries.get(name)
+            if summary is None:
+                continue
+            conn.execute(
+                "INSERT INTO bench_runs (bench_id, started_at, source, model, repeat, max_tokens, concurrency,"
+                " requests, ok, failures, failure_kinds, tokens_exact, ttft_s, decode_tps, e2e_tps, total_s,"
+                " output_tokens, aggregate_tps, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    bench_id, result.started_at, name, summary.model, result.repeat, result.max_tokens,
+                    result.concurrency, summary.requests, summary.ok, summary.failures,
+                    json.dumps(summary.failure_kinds), int(summary.tokens_exact),
+                    median(summary.stat("ttft_s")), median(summary.stat("decode_tps")),
+                    median(summary.stat("e2e_tps")), median(summary.stat("total_s")),
+                    median(summary.stat("output_tokens")), median(summary.aggregate_tps),
+                    json.dumps(summary.as_dict()),
+                ),
+            )
+        return bench_id
+
+    return store._write(body)
+
+
+def history(store, sources: list[str] | None = None, limit: int = 50) -> list[HistoryRow]:
+    """Past bench rows, oldest first (the last ``limit``), optionally only for ``sources``."""
+    import json
+
+    where = ""
+    params: list[object] = []
+    if sources:
+        where = f" WHERE source IN ({', '.join('?' for _ in sources)})"
+        params += sources
+    sql = (
+        "SELECT bench_id, started_at, source, model, repeat, max_tokens, concurrency, requests, ok, failures,"
+        " failure_kinds, tokens_exact, ttft_s, decode_tps, e2e_tps, total_s, output_tokens, aggregate_tps"
+        f" FROM bench_runs{where} ORDER BY started_at DESC, id DESC LIMIT ?"
+    )
+    params.append(limit)
+
+    def body(conn):
+        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bench_runs'").fetchone()
+        return conn.execute(sql, params).fetchall() if exists else []
+
+    rows = store._read(body)
+    out = []
+    for row in reversed(rows):
+        values = list(row)
+        values[10] = json.loads(values[10] or "{}")
+        values[11] = bool(values[11])
+        out.append(HistoryRow(*values))
+    return out
+
+
+def feed_router(router, result: BenchResult) -> list[str]:
+    """Give each source's medians to the router's latency statistics; returns the sources fed.
+
+    Uses ``Router.observe`` (any router without it is skipped). The reading is marked
+    inexact so the router does not book spend for it: the runs themselves were real
+    requests, but a median is not a reply.
+    """
+    observe = getattr(router, "observe", None)
+    if observe is None:
+        return []
+    fed = []
+    for name in result.sources:
+        summary = result.summaries.get(name)
+        ttft, decode = (summary.stat("ttft_s"), summary.stat("decode_tps")) if summary else (None, None)
+        if ttft is None:
+            continue
+        e2e, total = summary.stat("e2e_tps"), summary.stat("total_s")
+        tokens = summary.stat("output_tokens")
+        observe(name, Reading(
+            ttft_s=ttft.median, live_tps=None, decode_tps=decode.median if decode else None,
+            e2e_tps=e2e.median if e2e else None, output_tokens=int(tokens.median) if tokens else 0,
+            tokens_exact=False, total_s=total.median if total else None, server_tps=None, input_tokens=None,
+        ))
+        fed.append(name)
+    return fed

@@ -45,6 +45,9 @@ class SourceConfig:
     context_tokens: int | None = None
     timeout_s: float = 30.0
     preset: str | None = None
+    price_in: float | None = None  # USD per million input tokens
+    price_out: float | None = None  # USD per million output tokens
+    monthly_budget: float | None = None  # USD per calendar month; the router skips the source past it
 
     @property
     def is_local(self) -> bool:
@@ -266,6 +269,12 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
     timeout = float(_expect(loc, where, table, "timeout_s", (int, float), 30.0))
     if timeout <= 0:
         raise loc.error("must be more than 0", where, "timeout_s")
+    money: dict[str, float | None] = {}
+    for key in ("price_in", "price_out", "monthly_budget"):
+        value = _expect(loc, where, table, key, (int, float), None)
+        if value is not None and (isinstance(value, bool) or value < 0):
+            raise loc.error("must be a number of US dollars, 0 or more", where, key)
+        money[key] = None if value is None else float(value)
     return SourceConfig(
         name=name,
         kind=kind,
@@ -276,6 +285,7 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         context_tokens=context,
         timeout_s=timeout,
         preset=preset_name,
+        **money,
     )
 
 

@@ -206,6 +206,14 @@ def backend() -> Any:
     return current
 
 
+def warm() -> None:
+    """Load keyring and pick its backend now (about 75 ms), e.g. in a worker thread at startup, not on first send."""
+    try:
+        backend()
+    except KeyringUnavailable:
+        pass
+
+
 def backend_name() -> str:
     """A short description of the keyring in use, for messages (``SecretService``)."""
     try:

@@ -68,7 +68,7 @@ def _url_password(match: re.Match[str]) -> bool:
 
 def _luhn(match: re.Match[str]) -> bool:
     digits = [int(c) for c in match.group(0) if c.isdigit()]
-    if not 13 <= len(digits) <= 19 or len(set(digits)) < 3:
+    if not 13 <= len(digits) <= 19 or len(set(digits)) < 2:
         return False
     total = 0
     for index, digit in enumerate(reversed(digits)):

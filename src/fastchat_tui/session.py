@@ -12,7 +12,7 @@ import asyncio
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.keys import lookup as keyring_then_env_key
@@ -31,6 +31,7 @@ class Route:
     reason: str
     task: str = "chat"
     fallbacks: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -66,7 +67,8 @@ class Recorder(Protocol):
     def end(self, turn: Turn) -> None: ...
 
 
-Router = Callable[[str, "Session"], Route]
+Router = Callable[..., Route]
+"""``router(prompt, session)``, or with the hints ``attachments=`` and ``hint=`` (a task kind such as ``"review"``)."""
 KeyLookup = Callable[[SourceConfig], "str | None"]
 
 
@@ -75,11 +77,11 @@ def env_key(source: SourceConfig) -> str | None:
     return os.environ.get(source.api_key_env) if source.api_key_env else None
 
 
-def default_route(prompt: str, session: "Session") -> Route:
+def default_route(prompt: str, session: "Session", *, attachments: object = (), hint: str | None = None) -> Route:
     """Until a router decides, auto means ``default_source`` or else the first configured source."""
     config = session.config
     name = config.default_source if config.default_source in config.sources else next(iter(config.sources))
-    return Route(name, "default source")
+    return Route(name, "default source", hint or "chat")
 
 
 class Session:
@@ -129,12 +131,16 @@ class Session:
         self.selected = order[(order.index(self.selected) + 1) % len(order)] if self.selected in order else "auto"
         return self.selected
 
-    def route(self, prompt: str, source: str | None = None) -> Route:
+    def route(self, prompt: str, source: str | None = None, *, task: str | None = None, attachments: Sequence = ()) -> Route:
+        """Where ``prompt`` goes. ``task`` names the task kind when the command knows it (``fastchat review``:
+        "review"); ``attachments`` (objects with ``name`` and ``text``) let the router see file names and contents."""
         chosen = source or self.selected
         if chosen != "auto":
             if chosen not in self.config.sources:
                 raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{chosen}' (configured: {', '.join(self.config.sources)})")
-            return Route(chosen, "chosen by hand")
+            return Route(chosen, "chosen by hand", task or "chat")
+        if task or attachments:
+            return self.router(prompt, self, attachments=tuple(attachments), hint=task)
         return self.router(prompt, self)
 
     async def send(
@@ -146,20 +152,36 @@ class Session:
         on_turn: Callable[[Turn], None] | None = None,
         max_tokens: int | None = None,
         remember: bool = True,
+        task: str | None = None,
+        attachments: Sequence = (),
+        route: Route | None = None,
     ) -> Turn:
-        """Stream one reply; the returned turn says how it ended. Cancelling keeps the partial text."""
+        """Stream one reply; the returned turn says how it ended. Cancelling keeps the partial text.
+
+        ``task`` and ``attachments`` go to the router (see :meth:`route`); ``route`` skips routing
+        (a caller that routed first, e.g. to check the prompt fits the source's context)."""
         turn = Turn(prompt)
         messages = [*self.messages, {"role": "user", "content": prompt}]
         try:
-            turn.route = self.route(prompt, source)
+            turn.route = route or self.route(prompt, source, task=task, attachments=attachments)
             candidates = [turn.route.source, *turn.route.fallbacks]
             for index, name in enumerate(candidates):
                 self._begin(turn, name, on_turn)
                 try:
                     await self._stream(turn, messages, on_text, max_tokens or self.config.max_tokens)
+                    self._tell_router(name, None, turn)
                     break
                 except SourceError as error:
+                    self._tell_router(name, error, turn)
                     if turn.parts or error.kind not in FALLBACK_KINDS or index + 1 == len(candidates):
+                        if turn.route.task == "sensitive" and not turn.parts:
+                            raise SourceError(
+                                error.kind,
+                                f"no local source answered ({name}: {error.message}); this prompt was not sent "
+                                f"to any hosted source ({turn.route.reason})",
+                                source=name,
+                                status=error.status,
+                            ) from error
                         raise
                     turn.fallback_from, turn.fallback_reason = name, f"{error.kind}: {error.message}"
             turn.status = "complete"
@@ -179,6 +201,16 @@ class Session:
             if remember and turn.parts:
                 self.messages.extend(({"role": "user", "content": prompt}, {"role": "assistant", "content": turn.text}))
         return turn
+
+    def _tell_router(self, name: str, error: SourceError | None, turn: Turn) -> None:
+        """Feed the router's health (cool-down) and, after a good reply, its latency statistics."""
+        record = getattr(self.router, "record", None)
+        if record is not None:
+            record(name, error is None, error.kind if error else None,
+                   retry_after=error.retry_after if error else None)
+        observe = getattr(self.router, "observe", None)
+        if error is None and observe is not None:
+            observe(name, turn.reading())
 
     def _begin(self, turn: Turn, name: str, on_turn: Callable[[Turn], None] | None) -> None:
         spec = self.config.sources[name]

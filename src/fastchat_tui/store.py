@@ -199,7 +199,7 @@ class ReplyInfo:
             parts.append(f"route: {self.route_reason}")
         parts.append(summary(self.reading()))
         if self.cost_usd is not None:
-            parts.append(f"${self.cost_usd:.4f}")
+            parts.append(money(self.cost_usd))
         status = self.status
         if self.error_kind:
             status += f" ({self.error_kind})"
@@ -274,6 +274,11 @@ class LatencyStats:
     ttft_s: float | None
     decode_tps: float | None
     samples: int
+
+
+def money(usd: float) -> str:
+    """``$1.23``, or six decimals for the small sums one reply usually costs."""
+    return f"${usd:,.2f}" if usd >= 1 else f"${usd:.6f}".rstrip("0").rstrip(".") if usd else "$0"
 
 
 def iso(ts: float | None) -> str | None:

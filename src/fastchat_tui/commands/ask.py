@@ -41,13 +41,17 @@ def run(args: argparse.Namespace) -> int:
     prompt = read_prompt(args.prompt, sys.stdin)
     from fastchat_tui.session import Session
 
-    session = Session.open(config)
-    writer = _Writer(sys.stdout, quiet=args.json)
+    return stream_reply(Session.open(config), prompt, as_json=args.json, source=args.source, max_tokens=args.max_tokens)
+
+
+def stream_reply(session, prompt: str, *, as_json: bool, **send_options) -> int:
+    """Send ``prompt`` (``send_options`` go to ``Session.send``), stream the reply to stdout, return the exit code."""
+    writer = _Writer(sys.stdout, quiet=as_json)
     turns: list = []
 
     async def main() -> None:
         try:
-            turns.append(await session.send(prompt, source=args.source, on_text=writer.write, on_turn=turns.append))
+            turns.append(await session.send(prompt, on_text=writer.write, on_turn=turns.append, **send_options))
         finally:
             writer.flush()
             await session.aclose()
@@ -55,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(main())
     except KeyboardInterrupt:
-        return report(turns[-1] if turns else None, args.json, writer)
-    return report(turns[-1], args.json, writer)
+        return report(turns[-1] if turns else None, as_json, writer)
+    return report(turns[-1], as_json, writer)
 
 
 def report(turn, as_json: bool, writer: "_Writer") -> int:

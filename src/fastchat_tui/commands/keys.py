@@ -1,8 +1,8 @@
-"""``fastchat keys``: set, list, delete and test API keys kept in the OS keyring.
+"""fastchat keys: set, list, delete and test API keys kept in the OS keyring.
 
-Keys are stored under the service name ``fastchat`` with the source's name as
-the user name. They are never printed: ``list`` shows where each key comes from
-and a masked form such as ``csk-…9f2a``.
+Keys are stored under the service name "fastchat" with the source's name as
+the user name. They are never printed: "list" shows where each key comes from
+(keyring, environment variable or none) and a masked form such as csk-…9f2a.
 """
 
 from __future__ import annotations
@@ -64,11 +64,17 @@ def read_key(source: str, from_stdin: bool) -> str:
         key = sys.stdin.readline()
     else:
         import getpass
+        import warnings
 
         if not sys.stdin.isatty():
             raise CommandError("stdin is not a terminal: pass --stdin to read the key from it", EXIT_USAGE)
         try:
-            key = getpass.getpass(f"API key for {source} (input hidden): ")
+            with warnings.catch_warnings():
+                # getpass falls back to reading with echo when it cannot reach the terminal: refuse instead
+                warnings.simplefilter("error", getpass.GetPassWarning)
+                key = getpass.getpass(f"API key for {source} (input hidden): ")
+        except getpass.GetPassWarning:
+            raise CommandError("cannot turn off echo on this terminal; pipe the key in with --stdin", EXIT_USAGE) from None
         except EOFError:
             key = ""
     key = key.strip()

@@ -70,13 +70,16 @@ def is_local_url(url: str) -> bool:
     return ip.is_loopback or ip.is_private or ip.is_link_local
 
 
-def proxy_warning(url: str, env: Mapping[str, str]) -> str | None:
+def proxy_warning(url: str, env: Mapping[str, str], *, kind: str = "openai") -> str | None:
     """A warning when a proxy from the environment would carry requests to a local ``url``.
 
     HTTP clients (httpx, httpx2) send every request through ``HTTP_PROXY``/``HTTPS_PROXY``/
     ``ALL_PROXY`` (either case) unless ``NO_PROXY`` covers the host; a corporate proxy then
     answers for ``localhost:11434`` with its own errors. Returns ``None`` when the URL is not
     local, no proxy applies, or ``NO_PROXY`` covers it.
+
+    ``kind`` is the source's kind: the ``ollama`` client uses httpx 0.28, which ignores CIDR
+    blocks such as ``127.0.0.0/8`` in ``NO_PROXY`` (httpx2, under ``openai``, honours them).
     """
     if not is_local_url(url):
         return None
@@ -96,7 +99,7 @@ def proxy_warning(url: str, env: Mapping[str, str]) -> str | None:
         return None
     no_proxy = env.get("no_proxy") or env.get("NO_PROXY") or ""
     host = (parts.hostname or "").lower()
-    if _no_proxy_covers(no_proxy, host, parts.port, scheme):
+    if _no_proxy_covers(no_proxy, host, parts.port, scheme, cidr=kind != "ollama"):
         return None
     variable, proxy = found
     shown = f"[{host}]" if ":" in host else host
@@ -107,7 +110,7 @@ def proxy_warning(url: str, env: Mapping[str, str]) -> str | None:
     )
 
 
-def _no_proxy_covers(no_proxy: str, host: str, port: int | None, scheme: str) -> bool:
+def _no_proxy_covers(no_proxy: str, host: str, port: int | None, scheme: str, *, cidr: bool = True) -> bool:
     """``NO_PROXY`` matching as httpx does it (curl rules, plus CIDR blocks)."""
     try:
         ip = ipaddress.ip_address(host)
@@ -135,6 +138,8 @@ def _no_proxy_covers(no_proxy: str, host: str, port: int | None, scheme: str) ->
         if entry_port is not None and port is not None and entry_port != port:
             continue
         if ip is not None and "/" in entry:
+            if not cidr:
+                continue
             try:
                 if ip in ipaddress.ip_network(entry, strict=False):
                     return True

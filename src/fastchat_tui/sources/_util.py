@@ -19,7 +19,7 @@ def reason(exc: BaseException) -> str:
         seen = cause
     text = str(seen) or str(exc) or type(seen).__name__
     lowered = text.lower()
-    if "refused" in lowered:
+    if "refused" in lowered or "errno 111" in lowered or "connect call failed" in lowered:
         return "connection refused"
     if any(s in lowered for s in ("name or service not known", "nodename nor servname", "getaddrinfo",
                                    "no address associated", "temporary failure in name resolution")):

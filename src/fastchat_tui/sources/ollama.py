@@ -2,6 +2,9 @@
 
 ``ollama`` (0.27 s to import) is imported on first use.
 
+``Sent.t`` is stamped by an httpx request hook just before the request is written, so the
+client library's own set-up is not counted in the time to first token.
+
 Context window: Ollama truncates a prompt longer than its context window without a word,
 so ``num_ctx`` matters. When the source sets ``context_tokens``, ``num_ctx`` is sent with
 *every* request: Ollama reloads the model whenever ``num_ctx`` changes between requests, so
@@ -16,6 +19,7 @@ silently cut.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator
@@ -33,8 +37,17 @@ CHARS_PER_TOKEN_LOW = 3.0
 """A deliberately low characters-per-token figure, so the prompt estimate errs high."""
 CONNECT_TIMEOUT_CAP = 10.0
 PROBE_TIMEOUT = 3.0
+DRAIN_TIMEOUT = 1.0
 
 perf_counter = time.perf_counter
+
+# Set by an httpx request hook just before a request is written; the hook runs in the task
+# that iterates the stream, so concurrent streams each see their own value.
+_t_written: contextvars.ContextVar[float | None] = contextvars.ContextVar("fastchat_ollama_t_written", default=None)
+
+
+async def _stamp_send(request: Any) -> None:
+    _t_written.set(perf_counter())
 
 
 def context_options(
@@ -75,7 +88,11 @@ class OllamaSource:
 
             self._ollama, self._httpx = ollama, httpx
             t = self.config.timeout_s
-            self._client = ollama.AsyncClient(host=self.base_url, timeout=httpx.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP)))
+            self._client = ollama.AsyncClient(
+                host=self.base_url,
+                timeout=httpx.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP)),
+                event_hooks={"request": [_stamp_send]},
+            )
         return self._client
 
     async def aclose(self) -> None:
@@ -97,6 +114,8 @@ class OllamaSource:
         chars = chunks = 0
         clock = perf_counter
         t_send = clock()
+        _t_written.set(None)
+        parts = None
         try:
             parts = await client.chat(model=model, messages=messages, stream=True, options=options or None)
             # the request is written on the first read; the first part means headers arrived
@@ -104,7 +123,7 @@ class OllamaSource:
             if part is None:
                 raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url} sent an empty reply",
                                   source=self.name)
-            yield Sent(t_send)
+            yield Sent(_t_written.get() or t_send)
             while part is not None:
                 t = clock()
                 if part.done:
@@ -120,6 +139,13 @@ class OllamaSource:
                         server_eval_ns=part.eval_duration,
                     )
                     yield Done(t, part.done_reason)
+                    # read to the end of the body so the connection goes back to the pool
+                    try:
+                        async with asyncio.timeout(DRAIN_TIMEOUT):
+                            async for _ in parts:
+                                pass
+                    except Exception:  # the reply is complete; at worst the connection is not reused
+                        pass
                     return
                 text = part.message.content
                 if text:
@@ -170,6 +196,12 @@ class OllamaSource:
                 f"{self.name}: the server sent a message of an unexpected shape: {_excerpt(str(exc), 160)}",
                 source=self.name,
             ) from None
+        finally:
+            if parts is not None:
+                try:
+                    await parts.aclose()
+                except Exception:
+                    pass
 
     def _response_error(self, exc: Any, model: str, chars: int, chunks: int) -> SourceError:
         status = exc.status_code

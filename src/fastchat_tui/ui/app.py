@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from functools import partial
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
@@ -17,12 +17,17 @@ from textual.worker import Worker
 from fastchat_tui.config import Config
 from fastchat_tui.session import Session, Turn
 from fastchat_tui.sources.base import Probe
+from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import SourcePicker
 from fastchat_tui.ui.themes import load_themes
+from fastchat_tui.ui.widgets.attachments import AttachmentsView
 from fastchat_tui.ui.widgets.chat_log import ChatLog, ReplyEntry
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
 from fastchat_tui.ui.widgets.status_bar import StatusBar, final_meter, live_meter
+
+if TYPE_CHECKING:
+    from fastchat_tui.review import Attachment
 
 METER_HZ = 8
 
@@ -44,9 +49,23 @@ class FastchatApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, config: Config, session: Session | None = None, *, probe_on_start: bool = True) -> None:
+    def __init__(
+        self,
+        config: Config,
+        session: Session | None = None,
+        *,
+        probe_on_start: bool = True,
+        attachments: Sequence[Attachment] = (),
+        initial_prompt: str | None = None,
+        initial_label: str | None = None,
+        initial_options: dict[str, Any] | None = None,
+    ) -> None:
+        """``attachments`` are shown collapsed above the transcript; ``initial_prompt`` is sent on mount
+        (the transcript shows ``initial_label`` instead, and ``initial_options`` go to ``Session.send``)."""
         super().__init__()
         self.config = config
+        self.attachments = list(attachments)
+        self.initial = (initial_prompt, initial_label, dict(initial_options or {})) if initial_prompt else None
         self.session = session or Session.open(config)
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
@@ -63,6 +82,8 @@ class FastchatApp(App[None]):
             self.theme = "fastchat-dark" if "fastchat-dark" in self.available_themes else "textual-dark"
 
     def compose(self) -> ComposeResult:
+        if self.attachments:
+            yield AttachmentsView(self.attachments)
         yield ChatLog(id="chat")
         yield PromptInput(id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line · F2 source · Esc cancel")
         yield StatusBar(id="status")
@@ -79,6 +100,9 @@ class FastchatApp(App[None]):
             if warning := proxy_warning(spec.base_url, os.environ):
                 self.notify(warning, severity="warning", timeout=10)
         self.query_one(PromptInput).focus()
+        if self.initial:
+            prompt, label, options = self.initial
+            self.send(prompt, shown=label, **options)
         if self.probe_on_start:
             self.probe_sources()
 
@@ -117,12 +141,13 @@ class FastchatApp(App[None]):
             return
         self.send(message.text)
 
-    def send(self, prompt: str) -> None:
-        """Send ``prompt`` in the current conversation."""
-        self.chat.add_user(prompt)
-        self._reply_worker = self.run_worker(self._reply(prompt), group="reply", exclusive=True)
+    def send(self, prompt: str, *, shown: str | None = None, **options: Any) -> None:
+        """Send ``prompt`` in the current conversation; the transcript shows ``shown`` (default: the prompt)
+        and ``options`` (``task``, ``attachments``, ``route``) go to ``Session.send``."""
+        self.chat.add_user(shown or prompt)
+        self._reply_worker = self.run_worker(self._reply(prompt, options), group="reply", exclusive=True)
 
-    async def _reply(self, prompt: str) -> None:
+    async def _reply(self, prompt: str, options: dict[str, Any] | None = None) -> None:
         entry: list[ReplyEntry] = []
         turn_seen: list[Turn] = []
 
@@ -134,7 +159,7 @@ class FastchatApp(App[None]):
 
         self._meter_timer.resume()
         try:
-            turn = await self.session.send(prompt, on_text=on_text, on_turn=partial(self._on_turn, turn_seen))
+            turn = await self.session.send(prompt, on_text=on_text, on_turn=partial(self._on_turn, turn_seen), **(options or {}))
         except asyncio.CancelledError:
             self._end_reply(turn_seen[-1] if turn_seen else None, entry)
             raise
@@ -192,12 +217,14 @@ class FastchatApp(App[None]):
             self._reply_worker.cancel()
         self.session.messages = [m for m in self.session.messages if m["role"] == "system"]
         self.chat.clear()
+        self.query(AttachmentsView).remove()  # the files belonged to the old conversation
         self.status.show(route="", meter="")
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Switch source", "Pick the source (shows each model and whether it is reachable)", self.action_pick_source)
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
+        yield bench_command(self)
 
     async def on_unmount(self) -> None:
         await self.session.aclose()

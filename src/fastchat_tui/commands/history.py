@@ -1,0 +1,181 @@
+"""``fastchat history``: list, show, export, search, rename and delete saved chats."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fastchat_tui.commands.common import CommandError, fail
+
+if TYPE_CHECKING:
+    from fastchat_tui.store import Store
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "history", help="list, show, export and search saved chats",
+        description="Saved chats. Without an action, list them, most recent first.")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("-n", "--limit", type=int, default=50, help="show at most this many (default 50; 0 for all)")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+
+    show = actions.add_parser("show", help="print one chat as Markdown", description="Print one chat as Markdown.")
+    show.add_argument("id", type=int, help="the chat's id (from `fastchat history`)")
+    _json_flag(show)
+
+    export = actions.add_parser("export", help="write one chat to a Markdown file",
+                                description="Write one chat to a Markdown file ('.json' writes JSON).")
+    export.add_argument("id", type=int, help="the chat's id")
+    export.add_argument("-o", "--output", required=True, help="the file to write, or '-' for stdout")
+
+    search = actions.add_parser("search", help="find messages containing every word of TEXT",
+                                description="Find messages containing every word of TEXT (any case, any part of a word).")
+    search.add_argument("text", nargs="+", help="the words to find")
+    _json_flag(search)
+    search.add_argument("-n", "--limit", type=int, default=argparse.SUPPRESS, help="show at most this many hits")
+
+    rename = actions.add_parser("rename", help="give a chat a new title", description="Give a chat a new title.")
+    rename.add_argument("id", type=int)
+    rename.add_argument("title", nargs="+")
+
+    delete = actions.add_parser("delete", help="delete a chat and its messages", description="Delete a chat and its messages.")
+    delete.add_argument("id", type=int)
+    parser.set_defaults(run=run)
+
+
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
+
+
+def open_store() -> "Store":
+    """The user's history store for a command; its warning (a replaced damaged file) goes to stderr."""
+    from fastchat_tui.store import StoreError, open_default
+
+    try:
+        store = open_default()
+    except StoreError as exc:
+        raise CommandError(exc.message) from None
+    warning = store.take_warning()
+    if warning:
+        fail(warning)
+    return store
+
+
+def run(args: argparse.Namespace) -> int:
+    from fastchat_tui.store import StoreError
+
+    store = open_store()
+    try:
+        action = {"show": show, "export": export, "search": search, "rename": rename, "delete": delete}.get(args.action, listing)
+        return action(store, args)
+    except StoreError as exc:
+        raise CommandError(exc.message) from None
+    finally:
+        store.close()
+
+
+def listing(store: "Store", args: argparse.Namespace) -> int:
+    chats = store.chats(limit=args.limit or None)
+    if args.json:
+        print(json.dumps([chat.as_dict() for chat in chats], ensure_ascii=False, indent=2))
+        return 0
+    if not chats:
+        print("No saved chats yet.", file=sys.stderr)
+        return 0
+    width = max(2, *(len(str(chat.id)) for chat in chats))
+    print(f"{'ID':>{width}}  {'UPDATED':<16}  {'MSGS':>5}  TITLE")
+    for chat in chats:
+        print(f"{chat.id:>{width}}  {_when(chat.updated_at):<16}  {chat.message_count:>5}  {chat.title or '(untitled)'}")
+    return 0
+
+
+def show(store: "Store", args: argparse.Namespace) -> int:
+    chat = _chat(store, args.id)
+    if args.json:
+        print(json.dumps(_chat_json(store, chat), ensure_ascii=False, indent=2))
+        return 0
+    from fastchat_tui.store import markdown_lines
+
+    for line in markdown_lines(chat, store.iter_messages(chat.id)):
+        sys.stdout.write(line)
+    return 0
+
+
+def export(store: "Store", args: argparse.Namespace) -> int:
+    from fastchat_tui.store import markdown_lines
+
+    chat = _chat(store, args.id)
+    as_json = args.output.lower().endswith(".json")
+    if args.output == "-":
+        for line in markdown_lines(chat, store.iter_messages(chat.id)):
+            sys.stdout.write(line)
+        return 0
+    target = Path(args.output).expanduser()
+    if target.is_dir():
+        raise CommandError(f"{target} is a folder; give a file name, e.g. {target / f'chat-{chat.id}.md'}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            if as_json:
+                json.dump(_chat_json(store, chat), out, ensure_ascii=False, indent=2)
+                out.write("\n")
+            else:
+                out.writelines(markdown_lines(chat, store.iter_messages(chat.id)))
+        os.replace(temporary, target)
+    except OSError as exc:
+        raise CommandError(f"cannot write {target}: {exc.strerror}") from None
+    print(f"exported chat {chat.id} ({chat.message_count} messages) to {target}", file=sys.stderr)
+    return 0
+
+
+def search(store: "Store", args: argparse.Namespace) -> int:
+    text = " ".join(args.text)
+    bold = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    mark = ("\x1b[1m", "\x1b[22m") if bold and not args.json else ("**", "**")
+    hits = store.search(text, limit=args.limit or 1_000_000, mark=("", "") if args.json else mark)
+    if args.json:
+        print(json.dumps([hit.as_dict() for hit in hits], ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print(f"no messages contain {text!r}", file=sys.stderr)
+        return 0
+    for hit in hits:
+        print(f"chat {hit.chat_id} · {_when(hit.created_at)} · {hit.role} · {hit.chat_title or '(untitled)'}")
+        print(f"    {hit.snippet}")
+    return 0
+
+
+def rename(store: "Store", args: argparse.Namespace) -> int:
+    _chat(store, args.id)
+    store.rename_chat(args.id, " ".join(args.title))
+    print(f"renamed chat {args.id}", file=sys.stderr)
+    return 0
+
+
+def delete(store: "Store", args: argparse.Namespace) -> int:
+    chat = _chat(store, args.id)
+    store.delete_chat(chat.id)
+    print(f"deleted chat {chat.id} ({chat.message_count} messages): {chat.title}", file=sys.stderr)
+    return 0
+
+
+def _chat(store: "Store", chat_id: int):
+    chat = store.chat(chat_id)
+    if chat is None:
+        raise CommandError(f"no chat with id {chat_id} (see `fastchat history`)")
+    return chat
+
+
+def _chat_json(store: "Store", chat) -> dict[str, object]:
+    return {**chat.as_dict(), "messages": [message.as_dict() for message in store.iter_messages(chat.id)]}
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")

@@ -1,0 +1,144 @@
+"""``fastchat review``: a code review of files, a diff or piped code.
+
+    cat app.py | fastchat review          git diff | fastchat review
+    fastchat review a.py b.py             fastchat review -m "focus on security" a.py
+
+On a terminal the chat opens with the inputs attached and the review streaming, and the
+conversation goes on from there (the keyboard is read from the terminal even when the input
+came through a pipe). When stdout is not a terminal (``> review.md``, CI) the review is
+printed as Markdown while it streams, with the meter line on stderr; ``--json`` prints one
+JSON object as ``fastchat ask --json`` does.
+
+Exit codes: 0 done, 1 input or source error, 2 usage, 130 interrupted (partial output kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from fastchat_tui.commands.common import CommandError, fail, load_config
+
+DESCRIPTION = __doc__.replace("``", "")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "review",
+        help="review files or a diff (named, or piped on stdin)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("files", nargs="*", metavar="FILE", help="files to review; '-' reads stdin (the default when stdin is a pipe)")
+    parser.add_argument("-m", "--message", metavar="TEXT", help="what the review should focus on, e.g. \"focus on security\"")
+    parser.add_argument("-s", "--source", help="source name, or 'auto' (default: the router's choice for reviews)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
+    parser.add_argument("--plain", action="store_true", help="print Markdown to stdout even when it is a terminal (no chat)")
+    parser.add_argument("--max-lines", type=int, metavar="N", help="send only the first N lines of each input (the prompt says so)")
+    parser.add_argument("--max-tokens", type=int, help="cap the reply length")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fastchat_tui import review
+
+    if args.max_lines is not None and args.max_lines < 1:
+        raise CommandError("--max-lines must be at least 1", 2)
+    config = load_config()
+    if args.source and args.source != "auto" and args.source not in config.sources:
+        raise CommandError(f"no source named '{args.source}' (configured: {', '.join(config.sources)})", 2)
+    stdin_is_tty = sys.stdin is None or sys.stdin.isatty()
+    paths = list(args.files) or ([] if stdin_is_tty else ["-"])
+    if not paths:
+        raise CommandError(
+            "nothing to review: name files (fastchat review a.py b.py) or pipe input (git diff | fastchat review)", 2
+        )
+
+    try:
+        attachments = review.read_inputs(paths, _read_stdin)
+        if args.max_lines:
+            attachments = [review.limit_lines(a, args.max_lines) for a in attachments]
+        review.require_content(attachments)
+    except review.InputError as exc:
+        raise CommandError(str(exc), 1) from None
+    for attachment in attachments:
+        if attachment.warning:
+            fail(f"warning: {attachment.warning}")
+        if attachment.total_lines:
+            fail(f"note: {attachment.name}: sending the first {attachment.lines:,} of {attachment.total_lines:,} lines (--max-lines)")
+
+    prompt = review.build_prompt(attachments, args.message)
+    from fastchat_tui.session import Session
+    from fastchat_tui.sources.base import SourceError
+
+    session = Session.open(config)
+    if args.source:
+        session.selected = args.source
+    try:
+        route = session.route(prompt, task="review", attachments=attachments)
+    except SourceError as exc:
+        raise CommandError(str(exc), 1) from None
+    max_tokens = args.max_tokens or config.max_tokens
+    tokens = review.estimate_tokens("\n".join(m["content"] for m in session.messages) + "\n" + prompt)
+    others = list(config.sources.values())
+    if route.task == "sensitive":  # never suggest a hosted source for input that must stay local
+        others = [spec for spec in others if spec.is_local]
+    try:
+        review.check_fits(tokens, config.sources[route.source], others, max_tokens)
+    except review.InputTooLarge as exc:
+        raise CommandError(str(exc), 1) from None
+    route.fallbacks = [name for name in route.fallbacks if review.fits(tokens, config.sources[name], max_tokens)]
+
+    send_options = {"route": route, "task": "review", "attachments": attachments, "max_tokens": args.max_tokens}
+    if sys.stdout.isatty() and not (args.json or args.plain):
+        if attach_keyboard():
+            return _run_tui(config, session, attachments, prompt, review.shown_request(attachments, args.message), send_options)
+        fail("warning: no terminal to read the keyboard from (/dev/tty); printing the review instead")
+
+    from fastchat_tui.commands.ask import stream_reply
+
+    return stream_reply(session, prompt, as_json=args.json, **send_options)
+
+
+def _read_stdin() -> bytes:
+    if sys.stdin is None:
+        return b""
+    return sys.stdin.buffer.read()
+
+
+def attach_keyboard() -> bool:
+    """Make fd 0 the terminal again after the input came through a pipe; ``False`` if there is none.
+
+    Textual's Linux driver reads keys from ``sys.__stdin__.fileno()`` (fd 0) and puts that
+    descriptor in raw mode, so the controlling terminal (``/dev/tty``) is duplicated onto
+    fd 0 once the pipe has been read to its end.
+    """
+    if sys.__stdin__ is not None and sys.__stdin__.isatty():
+        return True
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        os.dup2(fd, 0)
+    finally:
+        os.close(fd)
+    if sys.__stdin__ is None:  # fd 0 was closed at start: give Python a stdin object for it
+        sys.stdin = sys.__stdin__ = open(0, "r", closefd=False)  # noqa: SIM115
+    return True
+
+
+def _run_tui(config, session, attachments, prompt: str, label: str, send_options: dict) -> int:
+    from fastchat_tui.ui.app import FastchatApp
+
+    app = FastchatApp(
+        config,
+        session,
+        attachments=attachments,
+        initial_prompt=prompt,
+        initial_label=label,
+        initial_options=send_options,
+    )
+    app.run()
+    return app.return_code or 0

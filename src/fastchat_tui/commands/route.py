@@ -1,0 +1,99 @@
+"""``fastchat route``: where auto mode would send a prompt, and why, without sending anything."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from fastchat_tui.commands.common import CommandError, load_config
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "route",
+        help="dry run: show the task kind, chosen source, reason and fallbacks for a prompt",
+        description=__doc__,
+    )
+    parser.add_argument("prompt", nargs="*", help="the prompt (stdin is appended when it is a pipe, as for ask)")
+    parser.add_argument("-f", "--file", action="append", default=[], metavar="FILE",
+                        help="a file sent along with the prompt (repeatable; - is stdin)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (task, source, reason, fallbacks, ...)")
+    parser.add_argument("--max-tokens", type=int, help="the reply cap the real request would use")
+    parser.add_argument("--task", choices=("review",), help="the task kind a command names itself (fastchat review)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fastchat_tui.config import ConfigError
+    from fastchat_tui.router import Request, Router
+    from fastchat_tui.sources.base import SourceError
+
+    config = load_config()
+    prompt, attachments = gather(args.prompt, args.file)
+    try:
+        router = Router.from_config(config, ledger=_ledger())
+    except ConfigError as exc:
+        raise CommandError(str(exc), 2) from None
+    session_messages = [config.system_prompt] if config.system_prompt else []
+    request = Request(prompt, tuple(attachments), tuple(session_messages), args.max_tokens or config.max_tokens, args.task)
+    chosen = getattr(args, "source", None)
+    try:
+        if chosen and chosen != "auto":
+            route = router.manual(request, chosen)
+            out = {"task": route.task, "source": route.source, "reason": route.reason,
+                   "fallbacks": route.fallbacks, "warnings": route.warnings, "predicted_s": {}, "skipped": {}}
+        else:
+            out = router.decide(request).as_dict()
+    except SourceError as error:
+        if args.json:
+            print(json.dumps({"task": None, "source": None, "reason": error.message, "fallbacks": [],
+                              "error": error.as_dict()}, ensure_ascii=False))
+        raise CommandError(error.message, 1) from None
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    rows = [("task", out["task"]), ("source", out["source"]), ("reason", out["reason"]),
+            ("fallbacks", ", ".join(out["fallbacks"]) or "none")]
+    rows += [("warning", warning) for warning in out["warnings"]]
+    rows += [("skipped", f"{name}: {why}") for name, why in out["skipped"].items()]
+    for label, value in rows:
+        print(f"{label:<10} {value}")
+    return 0
+
+
+def gather(words: list[str], files: list[str]) -> tuple[str, list]:
+    """The prompt (words, then piped stdin, as ``fastchat ask`` reads it) and the ``-f`` files as attachments."""
+    from fastchat_tui.commands.ask import read_prompt
+    from fastchat_tui.review import InputError, read_inputs
+
+    stdin_used = "-" in files
+    try:
+        attachments = read_inputs(files, lambda: sys.stdin.buffer.read()) if files else []
+    except InputError as exc:
+        raise CommandError(str(exc), 2) from None
+    if stdin_used or (files and not words and sys.stdin.isatty()):
+        return " ".join(words).strip(), attachments
+    try:
+        return read_prompt(words, sys.stdin), attachments
+    except CommandError:
+        if attachments:
+            return " ".join(words).strip(), attachments
+        raise
+
+
+def _ledger():
+    """The history store's spend and latency figures when a store exists, else none (priors only)."""
+    from fastchat_tui.router import MemoryLedger, StoreLedger
+
+    try:
+        from fastchat_tui import store
+    except ImportError:  # pragma: no cover - the store is part of the package
+        return MemoryLedger()
+    path = store.default_path()
+    if not path.exists():
+        return MemoryLedger()
+    try:
+        return StoreLedger(store.Store.open(path))
+    except Exception:  # a damaged store must not stop a dry run
+        return MemoryLedger()

@@ -1,0 +1,611 @@
+"""Input handling for ``fastchat review``: bytes in, a review prompt out, nothing else.
+
+Everything here is pure (no terminal, no network) so it can be tested directly:
+
+* :func:`load_input` turns the bytes of one file (or of stdin) into an :class:`Attachment`:
+  binary input is refused (:class:`InputError`), UTF-16 with a BOM is decoded, other
+  non-UTF-8 text is decoded with U+FFFD replacements and a warning.
+* :func:`detect_language` guesses the language from the file name, else from the content;
+  :func:`looks_like_diff` recognises unified diffs (``git diff``, ``diff -u``).
+* :func:`build_prompt` writes the review prompt: what the input is, what to report and
+  how, and every input with line numbers (files) or old/new line numbers (diffs), so the
+  model's ``file:line`` references are right.
+* :func:`check_fits` compares an estimate of the prompt's size with a source's context
+  and raises :class:`InputTooLarge` with the options when it does not fit: input is
+  never truncated silently (``--max-lines`` is the explicit way, :func:`limit_lines`).
+
+Token estimate: there is no tokenizer for every model, so the size is estimated as
+UTF-8 bytes / :data:`BYTES_PER_TOKEN` (3.0). BPE tokenizers average about 3.5-4 bytes
+per token on source code and English, fewer on line-number columns and non-Latin text,
+so this over-counts a little on purpose: a refusal that was not needed is better than
+a prompt the server cuts without saying so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from pathlib import PurePath
+from typing import Callable, Iterable, Sequence
+
+from fastchat_tui.config import SourceConfig
+
+BYTES_PER_TOKEN = 3.0
+"""Conservative UTF-8 bytes per token for the context estimate (see the module docstring)."""
+
+
+REPLY_RESERVE_MAX = 4096
+"""At most this many tokens of the context are kept free for the reply (unless ``max_tokens`` is set)."""
+
+SNIFF_BYTES = 8192
+
+# (magic prefix, what it is) for binary formats; most contain NUL bytes early, but not all.
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"RIFF", "a RIFF file (WebP image, WAV audio or AVI video)"),
+    (b"%PDF-", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (or a .jar/.docx/.xlsx)"),
+    (b"PK\x05\x06", "a ZIP archive"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"BZh", "a bzip2 archive"),
+    (b"\xfd7zXZ\x00", "an xz archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"\x28\xb5\x2f\xfd", "a zstd archive"),
+    (b"Rar!\x1a\x07", "a RAR archive"),
+    (b"\x7fELF", "an ELF executable"),
+    (b"MZ", "a Windows executable"),
+    (b"\xca\xfe\xba\xbe", "a Java class file or Mach-O binary"),
+    (b"\xcf\xfa\xed\xfe", "a Mach-O binary"),
+    (b"\x00asm", "a WebAssembly module"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"OggS", "an Ogg media file"),
+    (b"ID3", "an MP3 file"),
+    (b"fLaC", "a FLAC audio file"),
+)
+
+_LANG_BY_NAME = {
+    "Dockerfile": "dockerfile", "Containerfile": "dockerfile", "Makefile": "makefile", "GNUmakefile": "makefile",
+    "CMakeLists.txt": "cmake", "Jenkinsfile": "groovy", "Vagrantfile": "ruby", "Gemfile": "ruby", "Rakefile": "ruby",
+    "BUILD": "starlark", "WORKSPACE": "starlark", ".bashrc": "bash", ".zshrc": "zsh", ".profile": "sh",
+    "go.mod": "go.mod", "Cargo.lock": "toml", "poetry.lock": "toml",
+}
+
+_LANG_BY_SUFFIX = {
+    ".py": "python", ".pyi": "python", ".pyw": "python", ".ipynb": "json",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "jsx",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".go": "go", ".rs": "rust", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp",
+    ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp", ".m": "objective-c", ".mm": "objective-cpp",
+    ".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala", ".groovy": "groovy", ".gradle": "groovy",
+    ".cs": "csharp", ".fs": "fsharp", ".vb": "vbnet", ".swift": "swift", ".dart": "dart",
+    ".rb": "ruby", ".php": "php", ".pl": "perl", ".pm": "perl", ".lua": "lua", ".r": "r", ".jl": "julia",
+    ".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hs": "haskell", ".ml": "ocaml", ".mli": "ocaml",
+    ".clj": "clojure", ".zig": "zig", ".nim": "nim", ".v": "verilog", ".sv": "systemverilog", ".vhd": "vhdl",
+    ".sh": "bash", ".bash": "bash", ".zsh": "zsh", ".fish": "fish", ".ps1": "powershell", ".bat": "batch",
+    ".sql": "sql", ".graphql": "graphql", ".proto": "protobuf", ".tf": "hcl", ".hcl": "hcl", ".nix": "nix",
+    ".html": "html", ".htm": "html", ".xml": "xml", ".svg": "xml", ".css": "css", ".scss": "scss", ".less": "less",
+    ".vue": "vue", ".svelte": "svelte", ".json": "json", ".jsonc": "jsonc", ".yaml": "yaml", ".yml": "yaml",
+    ".toml": "toml", ".ini": "ini", ".cfg": "ini", ".conf": "conf", ".env": "dotenv", ".properties": "properties",
+    ".md": "markdown", ".rst": "rst", ".tex": "latex", ".txt": "text", ".csv": "csv",
+    ".diff": "diff", ".patch": "diff", ".cmake": "cmake", ".mk": "makefile", ".asm": "asm", ".s": "asm",
+}
+
+_SHEBANG = (
+    ("python", "python"), ("node", "javascript"), ("deno", "typescript"), ("bun", "javascript"),
+    ("bash", "bash"), ("zsh", "zsh"), ("fish", "fish"), ("ruby", "ruby"), ("perl", "perl"),
+    ("php", "php"), ("lua", "lua"), ("Rscript", "r"), ("sh", "sh"),
+)
+
+# Content rules, tried in order when the name says nothing: (pattern, language).
+_CONTENT_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.MULTILINE), language)
+    for pattern, language in (
+        (r"\A<\?php", "php"),
+        (r"\A\s*<!DOCTYPE html|\A\s*<html[\s>]", "html"),
+        (r"\A\s*<\?xml ", "xml"),
+        (r"^package [a-z_][a-z0-9_]*\s*$(?s:.*)^func ", "go"),
+        (r"^\s*(pub )?fn \w+[<(]|^use (std|crate)::", "rust"),
+        (r"^#include\s*<(iostream|vector|string|memory|map)>|^\s*(template\s*<|namespace \w+|std::)", "cpp"),
+        (r"^#include\s*[<\"]", "c"),
+        (r"^\s*(public |private )?(final )?class \w+.*\{\s*$(?s:.*)\b(public|private|protected) ", "java"),
+        (r"^\s*(def \w+\(.*\)\s*(->.*)?:\s*$|from [\w.]+ import |import \w+(\.\w+)*\s*$|class \w+(\(.*\))?:\s*$)", "python"),
+        (r"^\s*(import .* from ['\"]|export (default |const |function |interface |type )|interface \w+ \{)", "typescript"),
+        (r"^\s*(const|let|var) \w+ = (require\(|\(|function|async)|^\s*function \w+\(|module\.exports", "javascript"),
+        (r"^\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|CREATE (TABLE|INDEX|VIEW))\b", "sql"),
+        (r"^\[[\w.\-\"]+\]\s*$(?s:.*)^[\w\-]+\s*=\s*", "toml"),
+        (r"^\s*#{1,6} \S", "markdown"),
+        (r"\A(---\s*$|[\w\-]+:(\s|$))", "yaml"),
+    )
+)
+
+_DIFF_HEADER = re.compile(r"^(diff --git |Index: |diff -[a-zA-Z]*u)", re.MULTILINE)
+_DIFF_FILES = re.compile(r"^--- \S.*\n\+\+\+ \S.*\n@@ -\d+(,\d+)? \+\d+(,\d+)? @@", re.MULTILINE)
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_DIFF_PATH = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)")
+_GIT_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)")
+
+
+class InputError(Exception):
+    """Input that cannot be reviewed (binary, unreadable, empty): exit code 1 with this message."""
+
+
+class InputTooLarge(InputError):
+    """The prompt does not fit the chosen source's context."""
+
+    def __init__(self, message: str, tokens: int, limit: int) -> None:
+        super().__init__(message)
+        self.tokens, self.limit = tokens, limit
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """One reviewed input: a file, or what came on stdin."""
+
+    name: str
+    """What the user and the model see: the path as given, or ``stdin``."""
+    text: str
+    size: int
+    """Size in bytes, as read."""
+    language: str | None = None
+    is_diff: bool = False
+    warning: str | None = None
+    """Set when the input was not clean UTF-8 (replacement characters were used)."""
+    path: str | None = None
+    """The file path, or ``None`` for stdin."""
+    total_lines: int | None = None
+    """Set by :func:`limit_lines` when only the first lines are kept."""
+
+    @property
+    def lines(self) -> int:
+        return count_lines(self.text)
+
+    @property
+    def kind(self) -> str:
+        """``diff``, the language, or ``text``: for the attachment label."""
+        return "diff" if self.is_diff else (self.language or "text")
+
+    @property
+    def label(self) -> str:
+        """``app.py · python · 1.2 KB · 40 lines``."""
+        lines = f"{self.lines} of {self.total_lines} lines" if self.total_lines else plural(self.lines, "line")
+        return f"{self.name} · {self.kind} · {human_size(self.size)} · {lines}"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def human_size(size: int) -> str:
+    """``812 B``, ``1.2 KB``, ``3.4 MB``."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor counts them: a final newline does not start another line."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+# --------------------------------------------------------------------------------------
+# Reading and decoding
+# --------------------------------------------------------------------------------------
+
+
+def binary_kind(data: bytes) -> str | None:
+    """What the bytes are if they are not text (``"a PNG image"``), else ``None``."""
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            return what
+    head = data[:SNIFF_BYTES]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None  # UTF-16 with a byte-order mark: text with NUL bytes
+    if b"\x00" in head:
+        return "binary data (it contains NUL bytes)"
+    return None
+
+
+def decode(data: bytes, name: str) -> tuple[str, str | None]:
+    """The text and a warning (or ``None``): UTF-8 (BOM dropped), UTF-16 with a BOM, else UTF-8 with replacement."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        bad = text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
+        line = data.count(b"\n", 0, exc.start) + 1
+        return text, (
+            f"{name} is not valid UTF-8 (first bad byte at line {line}); "
+            f"{plural(bad, 'undecodable byte sequence')} shown as \ufffd"
+        )
+
+
+def load_input(data: bytes, name: str, path: str | None = None) -> Attachment:
+    """One input as an :class:`Attachment`; binary input raises :class:`InputError`."""
+    if (what := binary_kind(data)) is not None:
+        raise InputError(
+            f"{name} is {what}, not text: fastchat review reads source files and diffs "
+            "(for a binary file, review the code that produces it)"
+        )
+    text, warning = decode(data, name)
+    text = text.replace("\r\n", "\n")
+    diff = looks_like_diff(text) or (path is not None and PurePath(path).suffix in (".diff", ".patch"))
+    language = "diff" if diff else detect_language(path or "", text)
+    return Attachment(name=name, text=text, size=len(data), language=language, is_diff=diff, warning=warning, path=path)
+
+
+def read_inputs(paths: Sequence[str], stdin_bytes: Callable[[], bytes]) -> list[Attachment]:
+    """Read each path (``-`` is stdin, read once); unreadable files raise :class:`InputError`."""
+    attachments: list[Attachment] = []
+    seen_stdin = False
+    for path in paths:
+        if path == "-":
+            if seen_stdin:
+                continue
+            seen_stdin = True
+            attachments.append(load_input(stdin_bytes(), "stdin"))
+            continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except IsADirectoryError:
+            raise InputError(f"{path} is a directory: name the files to review (e.g. {path}/*.py)") from None
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+        attachments.append(load_input(data, path, path))
+    return attachments
+
+
+def require_content(attachments: Sequence[Attachment]) -> None:
+    """Refuse input with nothing in it (an empty pipe, empty files)."""
+    if not attachments:
+        raise InputError("nothing to review: give files (fastchat review a.py) or pipe input (git diff | fastchat review)")
+    if not any(a.text.strip() for a in attachments):
+        names = ", ".join(a.name for a in attachments)
+        raise InputError(f"nothing to review: {names} {'is' if len(attachments) == 1 else 'are'} empty")
+
+
+def limit_lines(attachment: Attachment, max_lines: int) -> Attachment:
+    """Keep the first ``max_lines`` lines (an explicit cut that the prompt and the label both state)."""
+    total = attachment.lines
+    if total <= max_lines:
+        return attachment
+    kept = "".join(attachment.text.splitlines(keepends=True)[:max_lines])
+    return replace(attachment, text=kept, total_lines=total)
+
+
+# --------------------------------------------------------------------------------------
+# Language and diffs
+# --------------------------------------------------------------------------------------
+
+
+def detect_language(name: str, text: str) -> str | None:
+    """The language from the file name (extension or well-known name), else from the content."""
+    if name:
+        pure = PurePath(name)
+        if pure.name in _LANG_BY_NAME:
+            return _LANG_BY_NAME[pure.name]
+        if pure.name.startswith("Dockerfile"):
+            return "dockerfile"
+        if pure.name.startswith(".env"):
+            return "dotenv"
+        if language := _LANG_BY_SUFFIX.get(pure.suffix.lower()):
+            return language
+    head = text[:SNIFF_BYTES]
+    first = head.split("\n", 1)[0]
+    if first.startswith("#!"):
+        words = first[2:].replace("/", " ").split()
+        for word in reversed(words):
+            for needle, language in _SHEBANG:
+                if word == needle or re.fullmatch(re.escape(needle) + r"[\d.]*", word):
+                    return language
+    if looks_like_diff(head):
+        return "diff"
+    stripped = head.lstrip()
+    if stripped[:1] in "{[" and stripped:
+        import json
+
+        try:
+            json.loads(text)
+            return "json"
+        except ValueError:
+            pass
+    for pattern, language in _CONTENT_RULES:
+        if pattern.search(head):
+            return language
+    return None
+
+
+def looks_like_diff(text: str) -> bool:
+    """A unified diff: a ``diff --git``/``Index:`` header, or ``---``/``+++`` followed by a hunk header."""
+    head = text[:65536]
+    return bool(_DIFF_HEADER.search(head) and "@@ -" in head) or bool(_DIFF_FILES.search(head))
+
+
+def diff_files(text: str) -> list[str]:
+    """The files a unified diff changes, in order (new names; the old one for deletions)."""
+    files: list[str] = []
+    old: str | None = None
+    for line in text.split("\n"):
+        if match := _GIT_PATH.match(line):
+            name = match.group(2)
+            if name not in files:
+                files.append(name)
+            old = None
+        elif line.startswith("--- "):
+            match = _DIFF_PATH.match(line)
+            old = match.group(1) if match else None
+        elif line.startswith("+++ "):
+            match = _DIFF_PATH.match(line)
+            name = match.group(1) if match else None
+            if name == "/dev/null" or name is None:
+                name = old
+            if name and name != "/dev/null" and name not in files:
+                files.append(name)
+    return files
+
+
+# --------------------------------------------------------------------------------------
+# Numbering
+# --------------------------------------------------------------------------------------
+
+
+def number_lines(text: str, start: int = 1) -> str:
+    """Every line prefixed with its number, right-aligned: ``  9 | code``."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    width = len(str(start + max(len(lines) - 1, 0)))
+    return "\n".join(f"{n:>{width}} | {line}" if line else f"{n:>{width}} |" for n, line in enumerate(lines, start))
+
+
+def number_diff(text: str) -> str:
+    """A unified diff with each hunk line prefixed by its old and new line numbers.
+
+    ``  12   14 |  unchanged``, ``  13      | -removed``, ``       15 | +added``; header
+    lines (``diff --git``, ``---``, ``+++``, ``@@``) are kept as they are, unnumbered.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    biggest = 1
+    for line in lines:
+        if match := _HUNK.match(line):
+            old_start, old_len, new_start, new_len = (int(g) if g else 1 for g in match.groups())
+            biggest = max(biggest, old_start + old_len, new_start + new_len)
+    width = len(str(biggest))
+    blank = " " * width
+    out: list[str] = []
+    old = new = 0
+    in_hunk = False
+    for line in lines:
+        if match := _HUNK.match(line):
+            old, new = int(match.group(1)), int(match.group(3))
+            in_hunk = True
+            out.append(line)
+            continue
+        if in_hunk and line.startswith("+") and not line.startswith("+++ "):
+            out.append(f"{blank} {new:>{width}} | {line}")
+            new += 1
+        elif in_hunk and line.startswith("-") and not line.startswith("--- "):
+            out.append(f"{old:>{width}} {blank} | {line}")
+            old += 1
+        elif in_hunk and (line.startswith(" ") or line == ""):
+            out.append(f"{old:>{width}} {new:>{width}} | {line}")
+            old += 1
+            new += 1
+        else:
+            if not line.startswith("\\"):
+                in_hunk = False
+            out.append(line)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------
+# The prompt
+# --------------------------------------------------------------------------------------
+
+LANGUAGE_NAMES = {
+    "python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "tsx": "TypeScript (TSX)",
+    "jsx": "JavaScript (JSX)", "go": "Go", "rust": "Rust", "c": "C", "cpp": "C++", "csharp": "C#",
+    "java": "Java", "kotlin": "Kotlin", "ruby": "Ruby", "php": "PHP", "bash": "Bash", "sh": "shell",
+    "sql": "SQL", "html": "HTML", "css": "CSS", "json": "JSON", "yaml": "YAML", "toml": "TOML",
+    "markdown": "Markdown", "dockerfile": "Dockerfile", "makefile": "Makefile", "swift": "Swift",
+    "dotenv": "dotenv", "text": "plain text",
+}
+
+
+def language_name(language: str | None) -> str:
+    if not language:
+        return "unknown language"
+    return LANGUAGE_NAMES.get(language, language)
+
+
+def _fence(body: str) -> str:
+    """A backtick fence longer than any run of backticks in ``body``."""
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _describe(attachment: Attachment) -> str:
+    if attachment.is_diff:
+        files = diff_files(attachment.text)
+        what = f"a unified diff ({plural(attachment.lines, 'line')})"
+        if files:
+            shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
+            what += f" changing {plural(len(files), 'file')}: {shown}"
+        return f"{attachment.name}: {what}"
+    lines = (
+        f"first {attachment.lines:,} of {attachment.total_lines:,} lines" if attachment.total_lines
+        else plural(attachment.lines, "line")
+    )
+    return f"{attachment.name}: {language_name(attachment.language)}, {lines}"
+
+
+def build_prompt(attachments: Sequence[Attachment], focus: str | None = None) -> str:
+    """The review prompt: what the input is, what to report and how, then every input, numbered."""
+    has_diff = any(a.is_diff for a in attachments)
+    has_file = any(not a.is_diff for a in attachments)
+    if has_diff and not has_file:
+        intro = "Review the change in the unified diff below as a senior engineer would review a pull request."
+    elif len(attachments) == 1:
+        intro = "Review the file below as a senior engineer would in a careful code review."
+    else:
+        intro = f"Review the {len(attachments)} inputs below as a senior engineer would in a careful code review."
+    parts = [intro, "", "Input:"]
+    parts += [f"- {_describe(a)}" for a in attachments]
+    if any(a.total_lines for a in attachments):
+        parts.append("Some files were cut to their first lines (--max-lines); do not guess about the lines not shown.")
+    if focus and focus.strip():
+        parts += ["", f"The user asks you to focus on: {focus.strip()}"]
+    parts += ["", "How the input is numbered:"]
+    if has_file:
+        parts.append(
+            '- Each line of a file starts with its line number and " | " (e.g. "  42 | return x"); '
+            "the prefix is not part of the code."
+        )
+    if has_diff:
+        parts.append(
+            "- Each line of a diff hunk starts with its line number in the old file, its line number in the new "
+            'file, and " | ", then the diff marker: "+" added, "-" removed, " " unchanged '
+            '(e.g. "  41   43 |  x = 1", "       44 | +y = 2"). Cite the new-file number for added and unchanged '
+            "lines and the old-file number for removed lines. Review what the change does; comment on unchanged "
+            "lines only when the change breaks them."
+        )
+    parts.append("- Cite lines as `path:line` or `path:start-end`, using these numbers exactly.")
+    parts += [
+        "",
+        "Write the review in Markdown:",
+        "1. **Summary**: two or three sentences on what the code does and your overall verdict.",
+        "2. **Findings**, most severe first. For each one:",
+        "   - a heading line: **severity** · `path:line` · a one-line title. Severity is one of: "
+        "critical (security hole, data loss, crash on normal input), high (wrong result or broken behaviour), "
+        "medium (a bug in edge cases, a race, a resource leak, missing error handling), "
+        "low (clarity, naming, small performance or style points);",
+        "   - what is wrong and why it matters, concretely: the input or sequence of events that triggers it "
+        "and what happens then;",
+        "   - the fix, as a fenced code block in the file's language or as a ```diff block against the lines shown.",
+        "3. **Tests**: the tests that would catch the critical and high findings, briefly.",
+        "",
+        "Report real problems you can point to in the lines shown. Do not invent issues, do not pad the review "
+        "with generic advice, and say so when something depends on code that is not shown. If the code is "
+        "sound, say that in the summary and keep the findings short.",
+    ]
+    for attachment in attachments:
+        body = number_diff(attachment.text) if attachment.is_diff else number_lines(attachment.text)
+        if not attachment.text.strip():
+            body = "(empty)"
+        fence = _fence(body)
+        tag = "diff" if attachment.is_diff else (attachment.language or "")
+        parts += ["", f"### {_describe(attachment)}", f"{fence}{tag}", body, fence]
+    return "\n".join(parts) + "\n"
+
+
+def _display_name(attachment: Attachment) -> str:
+    """A piped diff is named by the files it changes; anything else by its name."""
+    if attachment.is_diff and attachment.path is None:
+        files = diff_files(attachment.text)
+        if files:
+            return "the diff of " + ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        return "the diff"
+    return attachment.name
+
+
+def shown_request(attachments: Sequence[Attachment], focus: str | None = None) -> str:
+    """The short user message the transcript shows instead of the whole prompt."""
+    names = [_display_name(a) for a in attachments]
+    what = names[0] if len(names) == 1 else f"{len(names)} inputs ({', '.join(names[:5])}{', …' if len(names) > 5 else ''})"
+    text = f"Review {what}"
+    if focus and focus.strip():
+        text += f": {focus.strip()}"
+    return text
+
+
+# --------------------------------------------------------------------------------------
+# Size against the context
+# --------------------------------------------------------------------------------------
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens ``text`` is: UTF-8 bytes / :data:`BYTES_PER_TOKEN`, rounded up."""
+    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
+
+
+def context_limit(source: SourceConfig) -> int | None:
+    """The source's context in tokens: ``context_tokens`` from the config or preset.
+
+    An Ollama source without one gets ``num_ctx`` raised to fit the prompt, up to the Ollama
+    source's ``AUTO_CTX_MAX``, which is then the limit. An OpenAI-compatible source without one
+    has no known limit (``None``).
+    """
+    if source.context_tokens:
+        return source.context_tokens
+    if source.kind == "ollama":
+        from fastchat_tui.sources.ollama import AUTO_CTX_MAX
+
+        return AUTO_CTX_MAX
+    return None
+
+
+def reply_reserve(limit: int, max_tokens: int | None) -> int:
+    """Tokens kept free for the reply: ``max_tokens`` if set, else a quarter of the context (at most 4096)."""
+    if max_tokens:
+        return min(max_tokens, limit // 2)
+    return min(REPLY_RESERVE_MAX, limit // 4)
+
+
+def fits(tokens: int, source: SourceConfig, max_tokens: int | None = None) -> bool:
+    limit = context_limit(source)
+    return limit is None or tokens + reply_reserve(limit, max_tokens) <= limit
+
+
+def check_fits(
+    prompt_tokens: int,
+    source: SourceConfig,
+    others: Iterable[SourceConfig] = (),
+    max_tokens: int | None = None,
+) -> None:
+    """Raise :class:`InputTooLarge` (with the options) if the prompt plus the reply do not fit ``source``.
+
+    ``prompt_tokens`` is an :func:`estimate_tokens` of everything sent (system prompt included);
+    ``others`` are the other configured sources, named in the message when they would fit.
+    A source with no known context (an OpenAI-compatible source without ``context_tokens``) is
+    not checked here: such servers refuse an oversized prompt with an error, they do not cut it.
+    """
+    limit = context_limit(source)
+    if limit is None:
+        return
+    reserve = reply_reserve(limit, max_tokens)
+    if prompt_tokens + reserve <= limit:
+        return
+    bigger = [
+        f"{s.name} ({context_limit(s):,})" for s in others
+        if s.name != source.name and fits(prompt_tokens, s, max_tokens)
+    ]
+    options = [
+        "review fewer files at a time (fastchat review a.py b.py)",
+        "keep the first lines of each input with --max-lines N",
+        ("use a source with a bigger context: -s " + ", -s ".join(bigger)) if bigger
+        else "use a source with a bigger context (-s NAME), or raise context_tokens in the config if the model allows it",
+    ]
+    raise InputTooLarge(
+        f"the input is too large for {source.name} ({source.model}): about {prompt_tokens:,} tokens "
+        f"(estimated at {BYTES_PER_TOKEN:g} bytes per token), and its context holds {limit:,} tokens "
+        f"with {reserve:,} kept for the reply. Nothing was sent. Options: " + "; ".join(options) + ".",
+        prompt_tokens,
+        limit,
+    )

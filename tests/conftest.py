@@ -1,0 +1,64 @@
+"""Shared pytest fixtures. Keep each engineer's fixtures in their own marked section."""
+
+from __future__ import annotations
+
+# ======================================================================================
+# Loopback test servers (tests/servers.py)
+#
+#   openai_server  - a started OpenAIServer (API root /v1 and /api/v1); server.url is
+#                    http://127.0.0.1:PORT/v1. Queue replies with server.push(Script(...)).
+#   ollama_server  - a started OllamaServer; server.url is http://127.0.0.1:PORT.
+#   spawn_server   - factory: spawn_server(OpenAIServer, prefixes=[...], default=Script(...))
+#                    starts a server with custom options, stopped at teardown.
+#   dead_url       - "http://127.0.0.1:PORT" with nothing listening on PORT.
+#   no_proxy_env   - removes proxy variables so loopback requests go direct.
+# ======================================================================================
+
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from tests.servers import OllamaServer, OpenAIServer, closed_port
+
+_PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+@pytest.fixture
+def no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
+@pytest.fixture
+def spawn_server(no_proxy_env: None) -> Iterator[Callable[..., Any]]:
+    started: list[Any] = []
+
+    def spawn(cls: type = OpenAIServer, **kwargs: Any) -> Any:
+        server = cls(**kwargs).start()
+        started.append(server)
+        return server
+
+    yield spawn
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def openai_server(spawn_server: Callable[..., Any]) -> OpenAIServer:
+    return spawn_server(OpenAIServer, prefixes=("/v1", "/api/v1"))
+
+
+@pytest.fixture
+def ollama_server(spawn_server: Callable[..., Any]) -> OllamaServer:
+    return spawn_server(OllamaServer)
+
+
+@pytest.fixture
+def dead_url() -> str:
+    return f"http://127.0.0.1:{closed_port()}"
+
+
+# ======================================================================================
+# (other sections below)
+# ======================================================================================

@@ -1,0 +1,389 @@
+"""Keys without a keyring: masking, redaction, lookup order, the no-backend path, ``keys test``, the key prompt.
+
+Every test here runs with keyring's ``fail`` backend (in process via ``keyring.set_keyring``, in
+subprocesses via ``PYTHON_KEYRING_BACKEND``), so it never reads or writes anybody's real keyring.
+The tests against a real Secret Service are in ``test_keys_keyring.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import keyring
+import keyring.backend
+import keyring.backends.fail
+import keyring.backends.null
+import pytest
+
+from fastchat_tui import keys
+from fastchat_tui.config import SourceConfig, load
+from fastchat_tui.session import Session
+from tests.keys_helpers import KeyedServer, openai_source_toml, sandbox
+from tests.servers import closed_port
+
+FAIL_BACKEND = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+KEY = "csk-t3stk3y0123456789abcdef9f2a"
+
+
+@pytest.fixture(autouse=True)
+def no_keyring():
+    """The real no-backend path: keyring's own ``fail`` backend, as on a headless box."""
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+def cerebras(**changes) -> SourceConfig:
+    spec = dict(name="cerebras", kind="openai", base_url="https://api.cerebras.ai/v1", model="qwen-3-32b",
+                api_key_env="CEREBRAS_API_KEY", preset="cerebras")
+    spec.update(changes)
+    return SourceConfig(**spec)
+
+
+# --- mask ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key, shown", [
+    ("csk-abcdefghijklmnopqrstuv9f2a", "csk-…9f2a"),
+    ("gsk_ABCDEFGHIJKLMNOPQRSTUVWXYZ12", "gsk_…YZ12"),
+    ("sk-proj-abcdefghijklmnopqrstuvwx", "sk-proj-…uvwx"),
+    ("0123456789abcdef0123", "…0123"),
+    ("short-key", "…"),
+    ("", "—"),
+    (None, "—"),
+])
+def test_mask_shows_a_known_prefix_and_the_last_four_only(key, shown):
+    assert keys.mask(key) == shown
+    if key and len(key) > 4:
+        assert key not in keys.mask(key)
+
+
+# --- redact ----------------------------------------------------------------------------
+
+def test_redact_removes_given_and_remembered_keys_and_common_shapes():
+    custom = "custom-key-without-known-prefix-123"
+    remembered = "zz9-remembered-key-value-77"
+    keys.remember(remembered)
+    text = (f"given {custom}; seen {remembered}; header Authorization: Bearer abc.def-123456; "
+            "groq gsk_ABCDEFGHIJKLMNOPQRSTUV, openai sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX, cerebras csk-0123456789abcdefgh; "
+            'json {"api_key": "0123456789abcdefXYZ"}')
+    out = keys.redact(text, keys=[custom])
+    for secret in (custom, remembered, "abc.def-123456", "gsk_ABCDEFGHIJKLMNOPQRSTUV", "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX",
+                   "csk-0123456789abcdefgh", "0123456789abcdefXYZ"):
+        assert secret not in out
+    assert out.count(keys.REDACTED) == 7
+    assert "Authorization: Bearer [redacted]" in out
+
+
+def test_redact_leaves_ordinary_text_alone():
+    text = "Use task-force scheduling; the skeleton key is a metaphor; Bearer of good news; ask-me-anything."
+    assert keys.redact(text) == text
+
+
+def test_short_strings_are_not_remembered_as_keys():
+    keys.remember("abc")
+    assert keys.redact("abc and abcdef") == "abc and abcdef"
+
+
+def test_log_filter_redacts_message_arguments_and_tracebacks():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger = logging.getLogger("fastchat-test-redaction")
+    logger.propagate = False
+    logger.addHandler(handler)
+    keys.install_log_redaction(logger)
+    secret = "my-very-private-key-0042"
+    keys.remember(secret)
+    try:
+        logger.warning("calling with %s", secret)
+        try:
+            raise RuntimeError(f"server said: invalid key {secret}")
+        except RuntimeError:
+            logger.exception("request failed for Bearer %s", secret)
+        child = logging.getLogger("fastchat-test-redaction.child")
+        child.error("child logger, key=%s", secret)
+    finally:
+        logger.removeHandler(handler)
+    written = stream.getvalue()
+    assert secret not in written
+    assert "calling with [redacted]" in written
+    assert "RuntimeError: server said: invalid key [redacted]" in written
+    assert "child logger" in written
+
+
+# --- lookup order and binding ----------------------------------------------------------
+
+def test_lookup_uses_the_sources_variable(monkeypatch):
+    monkeypatch.setenv("CEREBRAS_API_KEY", KEY)
+    assert keys.lookup(cerebras()) == KEY
+    assert keys.key_origin(cerebras()) == ("env CEREBRAS_API_KEY", "csk-…9f2a")
+
+
+def test_lookup_falls_back_to_the_presets_usual_variable_on_the_presets_host(monkeypatch):
+    monkeypatch.delenv("WORK_KEY", raising=False)
+    monkeypatch.setenv("CEREBRAS_API_KEY", KEY)
+    spec = cerebras(api_key_env="WORK_KEY")
+    assert keys.resolve(spec) == (KEY, "env CEREBRAS_API_KEY")
+    monkeypatch.setenv("WORK_KEY", "csk-work0123456789abcdefgh")
+    assert keys.resolve(spec) == ("csk-work0123456789abcdefgh", "env WORK_KEY")
+
+
+def test_the_presets_variable_never_travels_to_another_base_url(monkeypatch):
+    monkeypatch.setenv("CEREBRAS_API_KEY", KEY)
+    monkeypatch.delenv("WORK_KEY", raising=False)
+    moved = cerebras(api_key_env="WORK_KEY", base_url="https://gateway.example.com/v1")
+    assert keys.resolve(moved) == (None, "none")
+
+
+def test_openai_usual_variable_follows_openai_base_url(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai0123456789abcdefgh")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9999/v1")
+    spec = SourceConfig("openai", "openai", "http://127.0.0.1:9999/v1", "m", api_key_env=None, preset="openai")
+    assert keys.lookup(spec) == "sk-openai0123456789abcdefgh"
+    assert keys.lookup(SourceConfig("other", "openai", "http://127.0.0.1:9998/v1", "m", preset="openai")) is None
+
+
+def test_ollama_gets_no_key_unless_its_source_names_one(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai0123456789abcdefgh")
+    local = SourceConfig("local", "ollama", "http://127.0.0.1:11434", "m", preset="ollama", tags=["local"])
+    assert keys.resolve(local) == (None, "none")
+    monkeypatch.setenv("OLLAMA_PROXY_KEY", "proxy-key-0123456789")
+    assert keys.lookup(SourceConfig("local", "ollama", "http://127.0.0.1:11434", "m", api_key_env="OLLAMA_PROXY_KEY")) \
+        == "proxy-key-0123456789"
+
+
+def test_no_backend_store_says_what_to_install_and_which_variable_to_use():
+    with pytest.raises(keys.KeyringUnavailable) as caught:
+        keys.store(cerebras(), KEY)
+    message = str(caught.value)
+    assert "gnome-keyring" in message and "CEREBRAS_API_KEY" in message and "plaintext" in message
+    assert KEY not in message
+    assert keys.keyring_problem() is not None
+
+
+def test_the_null_backend_is_refused_too():
+    keyring.set_keyring(keyring.backends.null.Keyring())
+    with pytest.raises(keys.KeyringUnavailable, match="disabled"):
+        keys.store(cerebras(), KEY)
+
+
+class PlaintextKeyring(keyring.backend.KeyringBackend):
+    """A backend that would keep keys in a plain file, like keyrings.alt's (which must never be used)."""
+
+    priority = 1
+    path = None
+
+    def get_password(self, service, username):
+        return None
+
+    def set_password(self, service, username, password):
+        self.path.write_text(f"{service} {username} {password}\n")
+
+    def delete_password(self, service, username):
+        pass
+
+
+def test_a_plaintext_file_backend_is_refused_and_nothing_is_written(tmp_path):
+    backend = PlaintextKeyring()
+    backend.path = tmp_path / "keys.txt"
+    keyring.set_keyring(backend)
+    with pytest.raises(keys.KeyringUnavailable, match="file"):
+        keys.store(cerebras(), KEY)
+    assert not backend.path.exists()
+
+
+# --- the command line without a keyring --------------------------------------------------
+
+def test_cli_set_without_a_backend_fails_clearly_and_writes_nothing(tmp_path):
+    box = sandbox(tmp_path, **FAIL_BACKEND)
+    result = box.run("keys", "set", "cerebras", "--stdin", stdin=KEY + "\n")
+    assert result.returncode == 1
+    assert "no usable OS keyring" in result.stderr and "CEREBRAS_API_KEY" in result.stderr
+    assert KEY not in result.stdout + result.stderr
+    assert box.files_containing(KEY) == []
+
+
+def test_cli_list_without_a_backend_still_shows_environment_keys_masked(tmp_path):
+    box = sandbox(tmp_path, CEREBRAS_API_KEY=KEY, **FAIL_BACKEND)
+    result = box.run("keys", "list")
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("cerebras"))
+    assert row.split() == ["cerebras", "env", "CEREBRAS_API_KEY", "csk-…9f2a"]
+    assert "groq" in result.stdout and "none" in result.stdout
+    assert "no usable OS keyring" in result.stderr
+    assert KEY not in result.stdout + result.stderr
+
+
+def test_cli_refuses_a_key_in_the_config_file_and_says_how_to_move_it(tmp_path):
+    box = sandbox(tmp_path, **FAIL_BACKEND)
+    box.write_config('[sources.fast]\nkind = "openai"\nbase_url = "https://x.example/v1"\nmodel = "m"\n'
+                     f'api_key = "{KEY}"\n')
+    for args in (("keys", "list"), ("ask", "hi")):
+        result = box.run(*args)
+        assert result.returncode == 2
+        assert "fastchat keys set fast" in result.stderr and "line 5" in result.stderr
+        assert KEY not in result.stdout + result.stderr
+
+
+def test_cli_unknown_source_is_a_usage_error(tmp_path):
+    result = sandbox(tmp_path, **FAIL_BACKEND).run("keys", "delete", "nosuch")
+    assert result.returncode == 2 and "no source named 'nosuch'" in result.stderr
+
+
+def test_cli_key_test_ok_rejected_unreachable(tmp_path):
+    with KeyedServer(KEY) as server:
+        box = sandbox(tmp_path, **FAIL_BACKEND)
+        box.write_config(openai_source_toml("fast", server.url, api_key_env="FAST_KEY")
+                         + openai_source_toml("down", f"http://127.0.0.1:{closed_port()}/v1", api_key_env="FAST_KEY"))
+        ok = box.run("keys", "test", "fast", extra_env={"FAST_KEY": KEY})
+        assert ok.returncode == 0, ok.stderr
+        assert ok.stdout.startswith("fast: ok") and "csk-…9f2a" in ok.stdout and "env FAST_KEY" in ok.stdout
+        assert server.authorizations() == [f"Bearer {KEY}"]
+
+        wrong = "csk-wrong0123456789abcdefwxyz"
+        rejected = box.run("keys", "test", "fast", extra_env={"FAST_KEY": wrong})
+        assert rejected.returncode == 1 and "fast: rejected (401)" in rejected.stderr
+        down = box.run("keys", "test", "down", extra_env={"FAST_KEY": KEY})
+        assert down.returncode == 1 and "down: unreachable" in down.stderr
+        missing = box.run("keys", "test", "fast")
+        assert missing.returncode == 1 and "no key" in missing.stderr and "fastchat keys set fast" in missing.stderr
+        for result in (ok, rejected, down, missing):
+            assert KEY not in result.stdout + result.stderr and wrong not in result.stdout + result.stderr
+
+
+# --- binding: a key goes to its own source only -------------------------------------------
+
+async def test_a_request_to_a_second_source_does_not_carry_the_first_sources_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIRST_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai0123456789abcdefgh")
+    with KeyedServer(KEY) as first, KeyedServer(None) as second, KeyedServer(None) as third:
+        path = tmp_path / "config.toml"
+        path.write_text(openai_source_toml("first", first.url, api_key_env="FIRST_KEY")
+                        + openai_source_toml("second", second.url)
+                        + openai_source_toml("third", third.url, preset="openai", api_key_env="THIRD_KEY"),
+                        encoding="utf-8")
+        monkeypatch.delenv("THIRD_KEY", raising=False)
+        session = Session(load(path))
+        try:
+            for name in ("first", "second", "third", "first"):
+                turn = await session.send("hi", source=name, remember=False)
+                assert turn.status == "complete", turn.error
+        finally:
+            await session.aclose()
+    assert first.authorizations() == [f"Bearer {KEY}"] * 2
+    assert second.authorizations() == [None]
+    assert third.authorizations() == [None]  # the openai preset's OPENAI_API_KEY stays with api.openai.com
+
+
+# --- the key prompt -------------------------------------------------------------------------
+
+async def _prompt_app(results: list, **kwargs):
+    from textual.app import App
+
+    from fastchat_tui.ui.screens.key_prompt import KeyPrompt
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(KeyPrompt("cerebras", **kwargs), results.append)
+
+    return Host()
+
+
+async def test_key_prompt_returns_the_pasted_key_and_never_shows_it():
+    from textual.widgets import Input
+
+    results: list = []
+    app = await _prompt_app(results, rejected=True, env_var="CEREBRAS_API_KEY")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#key-input", Input)
+        assert field.password and field.has_focus
+        await pilot.press("enter")  # empty: stays open with a hint
+        await pilot.pause()
+        assert results == [] and "Paste a key first" in str(app.screen.query_one("#key-error").render())
+        field.insert_text_at_cursor(f"  {KEY} ")
+        await pilot.pause()
+        screen_text = app.export_screenshot()
+        assert KEY not in screen_text and KEY[-4:] not in screen_text
+        assert "rejected the key (401)" in screen_text.replace("&#160;", " ")
+        await pilot.press("enter")
+        await pilot.pause()
+    assert results == [KEY]
+
+
+async def test_key_prompt_escape_dismisses_with_none():
+    results: list = []
+    app = await _prompt_app(results)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("s", "k", "-", "x", "escape")
+        await pilot.pause()
+    assert results == [None]
+
+
+async def test_key_prompt_save_button_submits():
+    results: list = []
+    app = await _prompt_app(results)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press(*"gsk_0123456789abcdef")
+        await pilot.click("#key-save")
+        await pilot.pause()
+    assert results == ["gsk_0123456789abcdef"]
+
+
+# --- prompting without echo, and tracebacks ---------------------------------------------------
+
+def test_cli_set_prompts_on_the_terminal_without_echo(tmp_path):
+    """``keys set`` on a real pseudo-terminal: the prompt shows, the typed key does not."""
+    import os
+    import pty
+    import select
+    import sys
+
+    box = sandbox(tmp_path, **FAIL_BACKEND)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session leader whose controlling terminal is the pty
+        os.execvpe(sys.executable, [sys.executable, "-m", "fastchat_tui", "keys", "set", "cerebras"], box.env)
+    seen = b""
+
+    def read_until(marker: bytes | None, limit: float = 60.0) -> None:
+        nonlocal seen
+        while marker is None or marker not in seen:
+            ready, _, _ = select.select([fd], [], [], limit)
+            if not ready:
+                raise AssertionError(f"no {marker!r} from the child; got {seen!r}")
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                return
+            if not chunk:
+                return
+            seen += chunk
+
+    try:
+        read_until(b"(input hidden): ")
+        os.write(fd, KEY.encode() + b"\n")
+        read_until(None)
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    text = seen.decode(errors="replace")
+    assert "API key for cerebras (input hidden): " in text
+    assert KEY not in text
+    assert os.waitstatus_to_exitcode(status) == 1 and "no usable OS keyring" in text  # read fine, then no backend
+
+
+def test_uncaught_tracebacks_are_redacted(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("from fastchat_tui import keys\n"
+            "keys.install_excepthook()\n"
+            f"keys.remember({KEY!r})\n"
+            f"raise RuntimeError('upstream said: bad key ' + {KEY!r})\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "RuntimeError: upstream said: bad key [redacted]" in result.stderr and KEY not in result.stderr

@@ -1,0 +1,212 @@
+"""Keys in a real OS keyring (a gnome-keyring Secret Service): set, list, use, rotate, delete, never leak.
+
+Run inside a throwaway D-Bus session with an unlocked gnome-keyring::
+
+    tests/run_with_keyring.sh python -m pytest tests/test_keys_keyring.py
+
+Outside that script every test here is skipped: they would otherwise write to the
+keyring of whoever runs them. Each test uses its own service name and deletes what it set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import keyring
+import pytest
+
+from fastchat_tui import keys
+from fastchat_tui.config import load
+from fastchat_tui.session import Session
+from fastchat_tui.sources.base import ErrorKind
+from tests.keys_helpers import KeyedServer, openai_source_toml, sandbox
+
+
+def _skip_reason() -> str | None:
+    if not os.environ.get("FASTCHAT_TEST_KEYRING_SESSION"):
+        return ("needs a throwaway Secret Service: run `tests/run_with_keyring.sh python -m pytest "
+                "tests/test_keys_keyring.py` (it never touches your own keyring)")
+    problem = keys.keyring_problem()
+    if problem:
+        return f"no Secret Service reachable in this session: {problem}"
+    return None
+
+
+SKIP = _skip_reason()
+pytestmark = [pytest.mark.keyring, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
+
+KEY = "csk-k3yr1ng0123456789abcdefa7b3"
+NEW_KEY = "csk-r0tat3d0123456789abcdef5c1d"
+
+
+@pytest.fixture
+def service(monkeypatch):
+    """A service name of this test's own; everything stored under it is deleted afterwards."""
+    name = f"fastchat-test-{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv(keys.SERVICE_ENV, name)
+    yield name
+    for user in ("fast", "first", "second", "third", "cerebras"):
+        try:
+            keyring.delete_password(name, user)
+        except keyring.errors.PasswordDeleteError:
+            pass
+
+
+def test_the_backend_is_the_secret_service():
+    assert type(keys.backend()).__module__ == "keyring.backends.SecretService"
+
+
+def test_set_list_use_rotate_delete(tmp_path, service):
+    with KeyedServer(KEY) as server:
+        box = sandbox(tmp_path, **{keys.SERVICE_ENV: service})
+        box.write_config(openai_source_toml("fast", server.url, api_key_env="FAST_KEY"))
+
+        stored = box.run("keys", "set", "fast", "--stdin", stdin=KEY + "\n")
+        assert stored.returncode == 0, stored.stderr
+        assert "stored the key for 'fast'" in stored.stdout and "csk-…a7b3" in stored.stdout
+        assert keyring.get_password(service, "fast") == KEY  # really in the OS keyring, under our service
+
+        listed = box.run("keys", "list")
+        assert listed.returncode == 0, listed.stderr
+        assert next(line for line in listed.stdout.splitlines() if line.startswith("fast")).split() == \
+            ["fast", "keyring", "csk-…a7b3"]
+
+        used = box.run("ask", "-s", "fast", "--json", "hello")
+        assert used.returncode == 0, used.stderr
+        assert json.loads(used.stdout)["status"] == "complete"
+        tested = box.run("keys", "test", "fast")
+        assert tested.returncode == 0 and tested.stdout.startswith("fast: ok"), tested.stderr
+        assert set(server.authorizations()) == {f"Bearer {KEY}"}
+
+        # rotate: the server now wants the new key; the old one is rejected
+        server.key = NEW_KEY
+        stale = box.run("keys", "test", "fast")
+        assert stale.returncode == 1 and "rejected (401)" in stale.stderr
+        rotated = box.run("keys", "set", "fast", "--stdin", stdin=NEW_KEY + "\n")
+        assert rotated.returncode == 0 and "csk-…5c1d" in rotated.stdout
+        assert keyring.get_password(service, "fast") == NEW_KEY
+        used = box.run("ask", "-s", "fast", "--json", "hello again")
+        assert used.returncode == 0 and json.loads(used.stdout)["status"] == "complete", used.stderr
+        assert server.authorizations()[-1] == f"Bearer {NEW_KEY}"
+
+        deleted = box.run("keys", "delete", "fast")
+        assert deleted.returncode == 0 and "deleted the key for 'fast'" in deleted.stdout
+        assert keyring.get_password(service, "fast") is None
+        again = box.run("keys", "delete", "fast")
+        assert again.returncode == 1 and "no key for 'fast'" in again.stdout
+        listed = box.run("keys", "list")
+        assert next(line for line in listed.stdout.splitlines() if line.startswith("fast")).split() == ["fast", "none", "—"]
+        missing = box.run("keys", "test", "fast")
+        assert missing.returncode == 1 and "no key" in missing.stderr
+
+        for result in (stored, listed, used, tested, stale, rotated, deleted, again, missing):
+            for secret in (KEY, NEW_KEY):
+                assert secret not in result.stdout + result.stderr
+
+
+async def test_a_rotated_key_is_used_after_forget_source(tmp_path, service):
+    """What the TUI does on 401: store the new key, drop the warm client, retry."""
+    with KeyedServer(KEY) as server:
+        path = tmp_path / "config.toml"
+        path.write_text(openai_source_toml("fast", server.url), encoding="utf-8")
+        config = load(path)
+        keys.store(config.sources["fast"], KEY)
+        session = Session(config)
+        try:
+            assert (await session.send("one", remember=False)).status == "complete"
+            server.key = NEW_KEY
+            failed = await session.send("two", remember=False)
+            assert failed.status == "error" and failed.error.kind == ErrorKind.AUTH
+            assert KEY not in failed.error.message
+            keys.store(config.sources["fast"], NEW_KEY)
+            session.forget_source("fast")
+            assert (await session.send("two", remember=False)).status == "complete"
+        finally:
+            await session.aclose()
+    assert server.authorizations() == [f"Bearer {KEY}", f"Bearer {KEY}", f"Bearer {NEW_KEY}"]
+
+
+def test_the_keyring_comes_before_the_environment(tmp_path, service, monkeypatch):
+    path = tmp_path / "config.toml"
+    path.write_text(openai_source_toml("fast", "http://127.0.0.1:9/v1", api_key_env="FAST_KEY"), encoding="utf-8")
+    spec = load(path).sources["fast"]
+    monkeypatch.setenv("FAST_KEY", NEW_KEY)
+    assert keys.resolve(spec) == (NEW_KEY, "env FAST_KEY")
+    keys.store(spec, KEY)
+    assert keys.resolve(spec) == (KEY, "keyring")
+    assert keys.key_origin(spec) == ("keyring", "csk-…a7b3")
+    assert keys.delete(spec) is True
+    assert keys.resolve(spec) == (NEW_KEY, "env FAST_KEY")
+
+
+async def test_a_request_to_a_second_source_does_not_carry_the_first_sources_key(tmp_path, service, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", NEW_KEY)
+    with KeyedServer(KEY) as first, KeyedServer(None) as second, KeyedServer(None) as third:
+        path = tmp_path / "config.toml"
+        path.write_text(openai_source_toml("first", first.url) + openai_source_toml("second", second.url)
+                        + openai_source_toml("third", third.url, preset="openai", api_key_env="THIRD_KEY"),
+                        encoding="utf-8")
+        monkeypatch.delenv("THIRD_KEY", raising=False)
+        config = load(path)
+        keys.store(config.sources["first"], KEY)
+        session = Session(config)
+        try:
+            for name in ("first", "second", "third", "first"):
+                assert (await session.send("hi", source=name, remember=False)).status == "complete"
+        finally:
+            await session.aclose()
+    assert first.authorizations() == [f"Bearer {KEY}"] * 2
+    assert second.authorizations() == [None]
+    assert third.authorizations() == [None]
+
+
+async def test_no_file_fastchat_wrote_and_no_output_contains_the_key(tmp_path, service, monkeypatch):
+    """Config, history database, exports, logs and everything printed: the key appears nowhere."""
+    from fastchat_tui.store import Store
+
+    with KeyedServer(KEY) as good, KeyedServer(NEW_KEY, echo_key=True) as hostile:
+        box = sandbox(tmp_path, **{keys.SERVICE_ENV: service})
+        outputs = [box.run("config", "init")]
+        config_text = box.config_path.read_text(encoding="utf-8")
+        box.write_config(config_text + "\n" + openai_source_toml("fast", good.url)
+                         + openai_source_toml("hostile", hostile.url))
+        outputs += [
+            box.run("keys", "set", "fast", "--stdin", stdin=KEY + "\n"),
+            box.run("keys", "set", "hostile", "--stdin", stdin=KEY + "\n"),  # the wrong key: it is echoed back
+            box.run("keys", "list"),
+            box.run("keys", "test", "fast"),
+            box.run("keys", "test", "hostile"),
+            box.run("ask", "-s", "fast", "hello"),
+            box.run("ask", "-s", "fast", "--json", "hello"),
+            box.run("ask", "-s", "hostile", "hello"),
+            box.run("ask", "-s", "hostile", "--json", "hello"),
+        ]
+        assert outputs[1].returncode == 0 and outputs[6].returncode == 0, outputs[6].stderr
+        assert outputs[8].returncode == 1 and "rejected" in outputs[8].stderr
+        assert any(r.headers.get("authorization") == f"Bearer {KEY}" for r in hostile.requests)
+
+        # the history store, fed by a session that hits both sources, and a chat exported to Markdown
+        monkeypatch.setenv("XDG_DATA_HOME", box.env["XDG_DATA_HOME"])
+        monkeypatch.setenv("HOME", box.env["HOME"])
+        config = load(box.config_path)
+        with Store.open(box.root / "data" / "fastchat" / "history.db") as store:
+            recorder = store.recorder(config)
+            session = Session(config, recorder=recorder)
+            try:
+                assert (await session.send(f"my key is {KEY}, keep it safe", source="fast")).status == "complete"
+                failed = await session.send("and now?", source="hostile")
+                assert failed.status == "error" and KEY not in failed.error.message
+            finally:
+                await session.aclose()
+            chat_id = store.chats()[0].id
+            (box.root / "data" / "export.md").write_text(store.markdown(chat_id), encoding="utf-8")
+
+    written = box.files()
+    assert box.config_path in written and any(p.name.startswith("history.db") for p in written)
+    assert box.files_containing("keep it safe"), "the history store recorded nothing: the scan would prove nothing"
+    assert "my key is [redacted], keep it safe" in (box.root / "data" / "export.md").read_text(encoding="utf-8")
+    assert box.files_containing(KEY) == []
+    for result in outputs:
+        assert KEY not in result.stdout + result.stderr, result.args

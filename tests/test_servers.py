@@ -1,0 +1,61 @@
+"""The loopback test servers themselves: pacing never runs early, the CLI serves and records."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from tests.servers import OllamaServer, OpenAIServer, Script, split_tokens, synthetic_tokens
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def post(url: str, body: dict) -> bytes:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.read()
+
+
+def test_tokens_are_never_sent_before_they_are_due(openai_server: OpenAIServer):
+    script = Script(tokens=synthetic_tokens(200), ttft_s=0.02, rate_tps=2000)
+    openai_server.push(script)
+    post(openai_server.url + "/chat/completions", {"model": "m", "stream": True, "messages": []})
+    req = openai_server.last
+    assert len(req.send_times) == 200
+    for i, t in enumerate(req.send_times):
+        assert t >= req.t_received + script.ttft_s + i / script.rate_tps
+    assert req.t_first_sent == req.send_times[0] and req.t_last_sent == req.send_times[-1]
+    assert openai_server.t_last_sent == req.t_last_sent
+
+
+def test_openai_non_streaming_and_ollama_non_streaming(openai_server: OpenAIServer, ollama_server: OllamaServer):
+    reply = json.loads(post(openai_server.url + "/chat/completions", {"model": "m", "messages": []}))
+    assert reply["choices"][0]["message"]["content"] == "Hello, world!"
+    reply = json.loads(post(ollama_server.url + "/api/chat", {"model": "m", "messages": [], "stream": False}))
+    assert reply["message"]["content"] == "Hello, world!" and reply["done"] is True
+
+
+def test_split_tokens_round_trips():
+    text = "def f(x):\n    return x  # ok\n\n| a | b |\n"
+    assert "".join(split_tokens(text)) == text
+
+
+def test_cli_serves_and_records(tmp_path: Path):
+    record = tmp_path / "sends.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.servers", "openai", "--tokens", "50", "--rate", "10000", "--record", str(record)],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        ready = json.loads(proc.stdout.readline())
+        body = post(ready["url"] + "/chat/completions", {"model": "m", "stream": True, "messages": []})
+        assert body.count(b'"content":') == 51  # role chunk + 50 tokens
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    (line,) = record.read_text().splitlines()
+    summary = json.loads(line)
+    assert len(summary["send_times"]) == 50 and summary["outcome"] == "ok"

@@ -1,0 +1,419 @@
+"""OpenAISource against a loopback OpenAI-compatible server speaking the exact wire format."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from fastchat_tui.config import SourceConfig, normalize_openai_url
+from fastchat_tui.sources import (
+    Done,
+    ErrorKind,
+    Sent,
+    SourceError,
+    TextDelta,
+    Usage,
+    make_source,
+    proxy_warning,
+)
+from fastchat_tui.sources.openai_compat import RETRY_AFTER_CAP, OpenAISource
+from tests.servers import OpenAIServer, Script, synthetic_tokens
+
+MESSAGES = [{"role": "user", "content": "Say hello"}]
+KEY = "sk-test-0123456789abcdef"
+
+
+def make(url: str, key: str | None = KEY, **kw) -> OpenAISource:
+    config = SourceConfig(name=kw.pop("name", "fast"), kind="openai", base_url=url, model=kw.pop("model", "test-model"), **kw)
+    source = make_source(config, key)
+    assert isinstance(source, OpenAISource)
+    return source
+
+
+async def collect(source, **kw) -> tuple[list, SourceError | None]:
+    events: list = []
+    try:
+        async for event in source.stream(MESSAGES, **kw):
+            events.append(event)
+    except SourceError as exc:
+        return events, exc
+    finally:
+        await source.aclose()
+    return events, None
+
+
+def texts(events) -> list[str]:
+    return [e.text for e in events if isinstance(e, TextDelta)]
+
+
+# -- the normal stream ---------------------------------------------------------------------
+
+
+async def test_normal_stream_events_text_and_usage(openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=["Hel", "lo", ", ", "wor", "ld"], prompt_tokens=7))
+    events, error = await collect(make(openai_server.url), max_tokens=64)
+    assert error is None
+    kinds = [type(e) for e in events]
+    assert kinds == [Sent] + [TextDelta] * 5 + [Usage, Done]
+    assert "".join(texts(events)) == "Hello, world"
+    assert events[-2] == Usage(output_tokens=5, input_tokens=7)
+    assert events[-1].reason == "stop"
+    times = [e.t for e in events if hasattr(e, "t")]
+    assert times == sorted(times)
+    req = openai_server.last
+    # t_send is stamped before the request is written, so before the server received it
+    assert events[0].t <= req.t_received
+    assert req.path == "/v1/chat/completions"
+    assert req.json["model"] == "test-model"
+    assert req.json["messages"] == MESSAGES
+    assert req.json["stream"] is True
+    assert req.json["stream_options"] == {"include_usage": True}
+    assert req.json["max_tokens"] == 64
+
+
+async def test_model_override_and_no_max_tokens(openai_server: OpenAIServer):
+    source = make(openai_server.url)
+    events = []
+    async for event in source.stream(MESSAGES, model="other-model"):
+        events.append(event)
+    await source.aclose()
+    assert openai_server.last.json["model"] == "other-model"
+    assert "max_tokens" not in openai_server.last.json
+
+
+async def test_empty_role_keepalive_and_empty_choices_chunks_are_skipped(openai_server: OpenAIServer):
+    tokens = ["a", "", "b", "", "c"]  # empty-content chunks are not text
+    openai_server.push(Script(tokens=tokens, keepalive_every=1, empty_choices_every=1))
+    events, error = await collect(make(openai_server.url))
+    assert error is None
+    assert texts(events) == ["a", "b", "c"]
+    assert isinstance(events[-1], Done)
+
+
+async def test_usage_is_authoritative_and_optional(openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=["x"] * 3, completion_tokens=2), Script(usage=False))
+    events, _ = await collect(make(openai_server.url))
+    assert [e for e in events if isinstance(e, Usage)] == [Usage(output_tokens=2, input_tokens=12)]
+    events, error = await collect(make(openai_server.url))
+    assert error is None and not [e for e in events if isinstance(e, Usage)]
+    assert isinstance(events[-1], Done)
+
+
+async def test_clean_end_after_finish_reason_without_done_marker(openai_server: OpenAIServer):
+    openai_server.push(Script(done_marker=False, finish_reason="length"))
+    events, error = await collect(make(openai_server.url))
+    assert error is None
+    assert events[-1].reason == "length"
+
+
+async def test_end_without_finish_or_done_is_a_cut(openai_server: OpenAIServer):
+    openai_server.push(Script(done_marker=False, finish_reason=None))
+    events, error = await collect(make(openai_server.url))
+    assert error is not None and error.kind is ErrorKind.CUT
+    assert "".join(texts(events)) == "Hello, world!"
+
+
+async def test_twenty_thousand_tokens_arrive_intact(openai_server: OpenAIServer):
+    tokens = synthetic_tokens(20_000)
+    openai_server.push(Script(tokens=tokens))
+    events, error = await collect(make(openai_server.url))
+    assert error is None
+    got = texts(events)
+    assert len(got) == 20_000
+    assert "".join(got) == "".join(tokens)
+    assert [e for e in events if isinstance(e, Usage)][0].output_tokens == 20_000
+
+
+# -- connection reuse, base URLs, auth headers -----------------------------------------------
+
+
+async def test_one_connection_for_probe_and_two_streams(openai_server: OpenAIServer):
+    source = make(openai_server.url)
+    assert (await source.probe()).models == ["test-model"]
+    for _ in range(2):
+        events = [e async for e in source.stream(MESSAGES)]
+        assert "".join(texts(events)) == "Hello, world!"
+    await source.aclose()
+    assert len(openai_server.requests) == 3
+    assert openai_server.connections == 1
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
+async def test_base_url_with_and_without_v1(openai_server: OpenAIServer, suffix: str):
+    url = normalize_openai_url(openai_server.origin + suffix)
+    assert url == openai_server.origin + "/v1"
+    events, error = await collect(make(url))
+    assert error is None and openai_server.last.path == "/v1/chat/completions"
+
+
+async def test_gateway_style_api_base_url(openai_server: OpenAIServer):
+    url = normalize_openai_url(openai_server.origin + "/api")
+    events, error = await collect(make(url))
+    assert error is None
+    assert "".join(texts(events)) == "Hello, world!"
+    assert openai_server.last.path == "/api/v1/chat/completions"
+
+
+async def test_exact_bearer_key_and_no_environment_leaks(openai_server: OpenAIServer, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-environment")
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-environment")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-environment")
+    await collect(make(openai_server.url, key=KEY))
+    headers = openai_server.last.headers
+    assert headers["authorization"] == f"Bearer {KEY}"
+    assert "openai-organization" not in headers and "openai-project" not in headers
+
+
+async def test_no_key_sends_no_authorization(openai_server: OpenAIServer, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-environment")
+    source = make(openai_server.url, key=None)
+    events, error = await collect(source)
+    assert error is None
+    assert "authorization" not in openai_server.last.headers
+    await make(openai_server.url, key=None).probe()
+    assert "authorization" not in openai_server.last.headers
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+async def test_401_says_the_key_was_rejected_and_never_shows_it(openai_server: OpenAIServer):
+    body = {"error": {"message": f"Incorrect API key provided: {KEY}.", "type": "invalid_request_error"}}
+    openai_server.push(Script(status=401, error_body=body))
+    events, error = await collect(make(openai_server.url, api_key_env="FAST_API_KEY"))
+    assert events == [] and error is not None
+    assert error.kind is ErrorKind.AUTH and error.status == 401
+    assert "rejected" in error.message
+    assert "FAST_API_KEY" in error.message and "fastchat keys set fast" in error.message
+    assert "Incorrect API key provided" in error.message
+    assert KEY not in error.message
+    assert len(openai_server.requests) == 1  # not retried
+
+
+async def test_401_without_a_key_says_none_is_set(openai_server: OpenAIServer):
+    openai_server.push(Script(status=401))
+    _, error = await collect(make(openai_server.url, key=None))
+    assert error.kind is ErrorKind.AUTH and "none is set" in error.message
+
+
+async def test_403_is_auth(openai_server: OpenAIServer):
+    openai_server.push(Script(status=403))
+    _, error = await collect(make(openai_server.url))
+    assert error.kind is ErrorKind.AUTH and error.status == 403
+    assert "not allowed to use this model" in error.message
+
+
+async def test_404_for_the_model(openai_server: OpenAIServer):
+    openai_server.push(Script(status=404))
+    _, error = await collect(make(openai_server.url, model="no-such-model"))
+    assert error.kind is ErrorKind.NOT_FOUND
+    assert "model 'no-such-model'" in error.message
+    assert "does not exist" in error.message  # the server's own words
+
+
+async def test_404_for_the_url_suggests_base_url_and_v1(openai_server: OpenAIServer):
+    events, error = await collect(make(openai_server.origin + "/wrong"))
+    assert error.kind is ErrorKind.NOT_FOUND
+    assert "/wrong/chat/completions" in error.message
+    assert "base_url" in error.message and "/v1" in error.message
+    assert "model" not in error.message.split("(")[0]
+
+
+async def test_429_with_long_retry_after_fails_at_once(openai_server: OpenAIServer):
+    openai_server.push(Script(status=429, headers={"Retry-After": "30"}))
+    _, error = await collect(make(openai_server.url))
+    assert error.kind is ErrorKind.RATE_LIMITED
+    assert error.retry_after == 30.0 and "30 s" in error.message
+    assert len(openai_server.requests) == 1  # no silent 30 s wait
+
+
+async def test_429_with_short_retry_after_ms_is_retried(openai_server: OpenAIServer):
+    assert RETRY_AFTER_CAP >= 0.05
+    openai_server.push(Script(status=429, headers={"retry-after-ms": "50"}), Script(tokens=["ok"]))
+    events, error = await collect(make(openai_server.url))
+    assert error is None and texts(events) == ["ok"]
+    assert len(openai_server.requests) == 2
+    assert sum(isinstance(e, Sent) for e in events) == 1
+
+
+async def test_429_retry_after_ms_is_reported_in_seconds(openai_server: OpenAIServer):
+    openai_server.push(*[Script(status=429, headers={"retry-after-ms": "9000"})] * 2)
+    _, error = await collect(make(openai_server.url))
+    assert error.kind is ErrorKind.RATE_LIMITED and error.retry_after == 9.0
+
+
+@pytest.mark.parametrize("status", [500, 503])
+async def test_5xx_is_retried_once_then_server_error(openai_server: OpenAIServer, status: int):
+    openai_server.push(Script(status=status), Script(status=status))
+    _, error = await collect(make(openai_server.url))
+    assert error.kind is ErrorKind.SERVER and error.status == status
+    assert f"HTTP {status}" in error.message
+    assert len(openai_server.requests) == 2
+
+
+async def test_400_carries_the_server_message(openai_server: OpenAIServer):
+    body = {"error": {"message": "This model's maximum context length is 8192 tokens.", "type": "invalid_request_error"}}
+    openai_server.push(Script(status=400, error_body=body))
+    _, error = await collect(make(openai_server.url))
+    assert error.kind is ErrorKind.SERVER and "maximum context length is 8192" in error.message
+
+
+async def test_cut_keeps_the_partial_text(openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=["one ", "two ", "three ", "four"], cut_after=2))
+    events, error = await collect(make(openai_server.url))
+    assert texts(events) == ["one ", "two "]
+    assert error.kind is ErrorKind.CUT
+    assert "8 characters" in error.message and "2 chunks" in error.message
+
+
+async def test_cut_before_any_text_is_unreachable(openai_server: OpenAIServer):
+    openai_server.push(Script(cut_after=0))
+    events, error = await collect(make(openai_server.url))
+    assert texts(events) == [] and error.kind is ErrorKind.UNREACHABLE
+
+
+async def test_garbage_line_is_a_protocol_error_with_an_excerpt(openai_server: OpenAIServer):
+    openai_server.push(Script(garbage_at=1, garbage=b"data: {\"choices\": [oops\n\n"))
+    events, error = await collect(make(openai_server.url))
+    assert texts(events) == ["Hello"]
+    assert error.kind is ErrorKind.PROTOCOL and "[oops" in error.message
+
+
+async def test_non_sse_line_is_a_protocol_error(openai_server: OpenAIServer):
+    openai_server.push(Script(garbage_at=0, garbage=b"<html>Bad Gateway</html>\n\n"))
+    _, error = await collect(make(openai_server.url))
+    assert error.kind is ErrorKind.PROTOCOL and "<html>" in error.message
+
+
+async def test_error_event_in_the_stream(openai_server: OpenAIServer):
+    openai_server.push(Script(error_at=2, error_message="upstream overloaded"), Script(error_at=0))
+    events, error = await collect(make(openai_server.url))
+    assert texts(events) == ["Hello", ","]
+    assert error.kind is ErrorKind.CUT and "upstream overloaded" in error.message
+    events, error = await collect(make(openai_server.url))
+    assert error.kind is ErrorKind.PROTOCOL and "the model runner crashed" in error.message
+
+
+async def test_connection_refused_names_the_url(dead_url: str):
+    url = dead_url + "/v1"
+    events, error = await collect(make(url))
+    assert events == []
+    assert error.kind is ErrorKind.UNREACHABLE
+    assert url in error.message and "refused" in error.message
+
+
+async def test_stall_before_headers_times_out(openai_server: OpenAIServer):
+    openai_server.push(Script(stall_s=30.0))
+    events, error = await collect(make(openai_server.url, timeout_s=1.0))
+    assert events == []
+    assert error.kind is ErrorKind.UNREACHABLE
+    assert "1 s" in error.message and "timeout_s" in error.message
+    assert len(openai_server.requests) == 1  # a timeout is not retried
+
+
+async def test_stall_mid_stream_is_a_cut(openai_server: OpenAIServer):
+    openai_server.push(Script(stall_s=30.0, stall_at=2))
+    events, error = await collect(make(openai_server.url, timeout_s=1.0))
+    assert texts(events) == ["Hello", ","]
+    assert error.kind is ErrorKind.CUT and "stalled" in error.message
+
+
+# -- probe ---------------------------------------------------------------------------------
+
+
+async def test_probe(openai_server: OpenAIServer, dead_url: str):
+    probe = await make(openai_server.url).probe()
+    assert probe.reachable and probe.models == ["test-model"] and probe.error is None
+    assert openai_server.last.path == "/v1/models"
+    assert openai_server.last.headers["authorization"] == f"Bearer {KEY}"
+    probe = await make(dead_url + "/v1").probe()
+    assert not probe.reachable and probe.error.kind is ErrorKind.UNREACHABLE
+
+
+async def test_probe_reports_http_errors_without_raising(openai_server: OpenAIServer):
+    probe = await make(openai_server.origin + "/nowhere").probe()
+    assert probe.reachable and probe.models == [] and probe.error.kind is ErrorKind.NOT_FOUND
+
+
+# -- import cost ---------------------------------------------------------------------------
+
+
+def test_openai_is_imported_lazily():
+    code = (
+        "import sys\n"
+        "from fastchat_tui.config import SourceConfig\n"
+        "from fastchat_tui.sources import make_source\n"
+        "make_source(SourceConfig('a', 'openai', 'http://127.0.0.1:1/v1', 'm'), 'k')\n"
+        "make_source(SourceConfig('b', 'ollama', 'http://127.0.0.1:1', 'm'))\n"
+        "print(sorted(m for m in ('openai', 'ollama', 'httpx', 'httpx2') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+# -- proxy_warning -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "env", "warns"),
+    [
+        ("http://127.0.0.1:11434", {}, False),
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128"}, True),
+        ("http://localhost:8080/v1", {"http_proxy": "http://proxy:3128"}, True),
+        ("http://localhost:8080/v1", {"ALL_PROXY": "socks5://proxy:1080"}, True),
+        ("http://localhost:8080/v1", {"all_proxy": "socks5://proxy:1080"}, True),
+        ("http://127.0.0.1:11434", {"HTTPS_PROXY": "http://proxy:3128"}, False),  # https proxy, http URL
+        ("https://gpubox.local/v1", {"HTTPS_PROXY": "http://proxy:3128"}, True),
+        ("http://192.168.1.20:11434", {"HTTP_PROXY": "http://proxy:3128"}, True),
+        ("http://[::1]:11434", {"HTTP_PROXY": "http://proxy:3128"}, True),
+        ("https://api.groq.com/openai/v1", {"HTTPS_PROXY": "http://proxy:3128"}, False),  # not local
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "localhost,127.0.0.1"}, False),
+        ("http://localhost:8080/v1", {"HTTP_PROXY": "http://proxy:3128", "no_proxy": "*"}, False),
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "localhost"}, True),
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "127.0.0.0/8"}, False),
+        ("http://[::1]:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "::1"}, False),
+        ("http://gpu.lan:8000/v1", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": ".lan"}, False),
+        ("http://gpu.lan:8000/v1", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "lan"}, False),
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "127.0.0.1:9999"}, True),
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "127.0.0.1:11434"}, False),
+    ],
+)
+def test_proxy_warning(url: str, env: dict[str, str], warns: bool):
+    warning = proxy_warning(url, env)
+    assert (warning is not None) == warns, warning
+    if warning:
+        assert "NO_PROXY" in warning
+
+
+def test_proxy_warning_hides_proxy_credentials_and_knows_ollama_ignores_cidr():
+    warning = proxy_warning("http://localhost:11434", {"HTTP_PROXY": "http://user:hunter2@proxy:3128"})
+    assert warning and "hunter2" not in warning and "proxy:3128" in warning
+    env = {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "127.0.0.0/8"}
+    assert proxy_warning("http://127.0.0.1:11434", env) is None
+    assert proxy_warning("http://127.0.0.1:11434", env, kind="ollama") is not None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b'data: ["a list"]\n\n', b'data: {"choices": ["not a dict"]}\n\n', b'data: {"choices": [{"delta": 5}]}\n\n'],
+)
+async def test_json_of_the_wrong_shape_is_a_protocol_error(openai_server: OpenAIServer, line: bytes):
+    openai_server.push(Script(garbage_at=1, garbage=line))
+    events, error = await collect(make(openai_server.url))
+    assert texts(events) == ["Hello"] and error.kind is ErrorKind.PROTOCOL
+
+
+async def test_stopping_early_then_streaming_again(openai_server: OpenAIServer):
+    import contextlib
+
+    openai_server.push(Script(tokens=synthetic_tokens(5000), rate_tps=1000))
+    source = make(openai_server.url)
+    async with contextlib.aclosing(source.stream(MESSAGES)) as stream:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                break  # the user pressed stop
+    events = [e async for e in source.stream(MESSAGES)]
+    await source.aclose()
+    assert "".join(texts(events)) == "Hello, world!"
