@@ -36,7 +36,14 @@ Run one from the command line (for benchmarks in a separate process)::
 
 It prints one JSON line ``{"url": ..., "port": ..., "pid": ...}`` when ready and serves until
 SIGINT/SIGTERM. With ``--record``, one JSON line per finished request is appended to the file
-(see :meth:`RecordedRequest.summary`).
+(see :meth:`RecordedRequest.summary`). :class:`ServerProcess` wraps that for Python callers::
+
+    with ServerProcess("openai", tokens=synthetic_tokens(5000), rate_tps=5000, ttft_s=0.05) as server:
+        ...                                        # stream from server.url
+        record = server.wait_records(1)[-1]        # {"send_times": [...], "t_first_sent": ..., ...}
+
+A server in its own process does not compete with the client for the GIL, so it is the one to
+use when timing matters (meter accuracy, benchmarks); the in-process servers are for behaviour.
 """
 
 from __future__ import annotations
@@ -46,10 +53,13 @@ import asyncio
 import collections
 import datetime as _dt
 import json
+import os
 import re
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -60,6 +70,7 @@ __all__ = [
     "RecordedRequest",
     "OpenAIServer",
     "OllamaServer",
+    "ServerProcess",
     "closed_port",
     "split_tokens",
     "synthetic_tokens",
@@ -797,6 +808,98 @@ class OllamaServer(_BaseServer):
         await resp.simple(200, obj)
 
 
+class ServerProcess:
+    """A server from this module running in a subprocess (the CLI), with one script for every request.
+
+    ``url``/``port`` are set once it is ready; :meth:`records` reads the per-request summaries
+    (``RecordedRequest.summary()``), whose ``perf_counter`` times compare with this process's.
+    """
+
+    def __init__(
+        self,
+        kind: str = "openai",
+        *,
+        tokens: list[str] | None = None,
+        rate_tps: float | None = None,
+        ttft_s: float = 0.0,
+        models: Iterable[str] | None = None,
+        prefixes: Iterable[str] | None = None,
+    ):
+        self.kind = kind
+        self.tokens = list(tokens) if tokens is not None else list(DEFAULT_TOKENS)
+        self.rate_tps, self.ttft_s = rate_tps, ttft_s
+        self.models, self.prefixes = models, prefixes
+        self.url = ""
+        self.port = 0
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._proc: subprocess.Popen[str] | None = None
+
+    def start(self) -> "ServerProcess":
+        self._dir = tempfile.TemporaryDirectory(prefix="fastchat-server-")
+        tokens_file = os.path.join(self._dir.name, "tokens.json")
+        with open(tokens_file, "w", encoding="utf-8") as f:
+            json.dump(self.tokens, f)
+        self.record_path = os.path.join(self._dir.name, "records.jsonl")
+        args = [sys.executable, "-m", "tests.servers", self.kind, "--tokens-file", tokens_file,
+                "--ttft", str(self.ttft_s), "--record", self.record_path]
+        if self.rate_tps:
+            args += ["--rate", str(self.rate_tps)]
+        for model in self.models or ():
+            args += ["--model", model]
+        for prefix in self.prefixes or ():
+            args += ["--prefix", prefix]
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self._proc = subprocess.Popen(args, cwd=root, stdout=subprocess.PIPE, text=True)
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line:
+            self.stop()
+            raise RuntimeError(f"{self.kind} server process exited before it was ready")
+        ready = json.loads(line)
+        self.url, self.port = ready["url"], ready["port"]
+        return self
+
+    def records(self) -> list[dict[str, Any]]:
+        """Summaries of the finished requests so far, oldest first."""
+        try:
+            with open(self.record_path, encoding="utf-8") as f:
+                return [json.loads(line) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def wait_records(self, n: int, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Wait until at least ``n`` requests have finished; returns all records."""
+        deadline = time.monotonic() + timeout
+        while True:
+            records = self.records()
+            if len(records) >= n:
+                return records
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(records)} of {n} requests recorded after {timeout} s")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                self._proc.kill()
+                self._proc.wait()
+            if self._proc.stdout:
+                self._proc.stdout.close()
+            self._proc = None
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    def __enter__(self) -> "ServerProcess":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 # --------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------
@@ -843,15 +946,9 @@ def main(argv: list[str] | None = None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with server:
-        print(json.dumps({"url": server.url, "port": server.port, "pid": _pid()}), flush=True)
+        print(json.dumps({"url": server.url, "port": server.port, "pid": os.getpid()}), flush=True)
         while not stop.wait(0.2):
             pass
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
 
 
 if __name__ == "__main__":

@@ -7,9 +7,12 @@ speed): medians over several runs, with the tolerances of the issue -- 5 ms on T
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
 import statistics
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,7 @@ from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
 FAST = dict(ttft_s=0.100, rate_tps=1500)
 SLOW = dict(ttft_s=0.020, rate_tps=60)
 FAST_TOKENS, SLOW_TOKENS = 512, 64
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def source(name: str, server) -> SourceConfig:
@@ -50,32 +54,85 @@ def measured(server) -> list:
     return [req.wait() for req in server.stream_requests()]
 
 
-def server_ttft(req) -> float:
-    return req.t_first_sent - req.t_received
-
-
-def server_decode(req) -> float:
-    return (len(req.send_times) - 1) / (req.t_last_sent - req.t_first_sent)
-
-
 # --------------------------------------------------------------------------------------
 # Accuracy
 # --------------------------------------------------------------------------------------
 
 
-async def test_medians_agree_with_the_servers_send_times(spawn_server):
-    fast = spawn_server(OpenAIServer, default=Script(tokens=synthetic_tokens(FAST_TOKENS), **FAST))
-    slow = spawn_server(OllamaServer, default=Script(tokens=synthetic_tokens(SLOW_TOKENS), **SLOW))
-    result = await bench(session_for(fast=fast, local=slow), ["fast", "local"], repeat=5, max_tokens=FAST_TOKENS)
+class ServerProcess:
+    """A loopback server in a process of its own (``python -m tests.servers``), recording each request.
+
+    Accuracy is measured against a separate process, as a real server is: with the server
+    in a thread of the test process, the client and the server would share one GIL, and
+    on a busy machine that contention (not the meter) would show in the figures.
+    """
+
+    def __init__(self, kind: str, tokens: int, rate: float, ttft: float, record: Path) -> None:
+        self.record = record
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.servers", kind, "--tokens", str(tokens), "--rate", str(rate),
+             "--ttft", str(ttft), "--record", str(record)],
+            cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if not line:
+            self.stop()
+            raise RuntimeError(f"{kind} server process did not start")
+        self.url = json.loads(line)["url"]
+
+    def requests(self, count: int, timeout: float = 10.0) -> list[dict]:
+        """The first ``count`` chat requests the server finished (it appends each record as it ends)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = []
+            if self.record.exists():
+                rows = [json.loads(line) for line in self.record.read_text().splitlines() if line.strip()]
+            rows = [row for row in rows if row["method"] == "POST"]
+            if len(rows) >= count or time.monotonic() > deadline:
+                return sorted(rows, key=lambda row: row["t_received"])
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def server_process(tmp_path: Path, no_proxy_env):
+    started: list[ServerProcess] = []
+
+    def start(kind: str, tokens: int, rate: float, ttft: float) -> ServerProcess:
+        server = ServerProcess(kind, tokens, rate, ttft, tmp_path / f"sends-{len(started)}.jsonl")
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+async def test_medians_agree_with_the_servers_send_times(server_process):
+    fast = server_process("openai", FAST_TOKENS, FAST["rate_tps"], FAST["ttft_s"])
+    slow = server_process("ollama", SLOW_TOKENS, SLOW["rate_tps"], SLOW["ttft_s"])
+    config = Config(sources={
+        "fast": SourceConfig("fast", "openai", fast.url, "test-model"),
+        "local": SourceConfig("local", "ollama", slow.url, "test-model:latest"),
+    })
+    result = await bench(Session(config, key_lookup=env_key), ["fast", "local"], repeat=5, max_tokens=FAST_TOKENS)
 
     for name, server, tokens in (("fast", fast, FAST_TOKENS), ("local", slow, SLOW_TOKENS)):
-        requests = measured(server)[1:]  # the first one was the warm-up
-        assert len(requests) == 5
+        requests = server.requests(6)[1:]  # the first one was the warm-up
+        assert len(requests) == 5 and all(req["outcome"] == "ok" for req in requests)
         summary = result.summaries[name]
         assert (summary.ok, summary.failures) == (5, 0)
         ttft, decode = summary.stat("ttft_s"), summary.stat("decode_tps")
-        truth_ttft = statistics.median(server_ttft(req) for req in requests)
-        truth_decode = statistics.median(server_decode(req) for req in requests)
+        truth_ttft = statistics.median(req["t_first_sent"] - req["t_received"] for req in requests)
+        truth_decode = statistics.median(
+            (len(req["send_times"]) - 1) / (req["t_last_sent"] - req["t_first_sent"]) for req in requests)
         assert abs(ttft.median - truth_ttft) <= 0.005, (name, ttft, truth_ttft)
         assert decode.median == pytest.approx(truth_decode, rel=0.03), (name, decode, truth_decode)
         # exact counts from the source (usage / eval_count), for every run

@@ -172,7 +172,7 @@ def test_the_null_backend_is_refused_too():
 class PlaintextKeyring(keyring.backend.KeyringBackend):
     """A backend that would keep keys in a plain file, like keyrings.alt's (which must never be used)."""
 
-    priority = 1
+    priority = -1  # below zero: keyring's own detection never picks or chains it
     path = None
 
     def get_password(self, service, username):
@@ -192,6 +192,30 @@ def test_a_plaintext_file_backend_is_refused_and_nothing_is_written(tmp_path):
     with pytest.raises(keys.KeyringUnavailable, match="file"):
         keys.store(cerebras(), KEY)
     assert not backend.path.exists()
+
+
+def test_a_chain_uses_only_its_real_member_never_a_plaintext_one(tmp_path):
+    """keyrings.alt next to a Secret Service makes keyring pick its chainer: fastchat uses the real member only."""
+    import keyring.backends.chainer
+    import keyring.backends.SecretService
+
+    plaintext = PlaintextKeyring()
+    plaintext.path = tmp_path / "keys.txt"
+    real = keyring.backends.SecretService.Keyring()
+
+    def chain(*members):
+        class Chain(keyring.backends.chainer.ChainerBackend):
+            priority = -1
+            backends = list(members)
+        return Chain()
+
+    assert keys._usable(chain(real, plaintext)) is real
+    assert keys._usable(chain(plaintext, real)) is real
+    with pytest.raises(keys.KeyringUnavailable, match="file"):
+        keys._usable(chain(plaintext))
+    with pytest.raises(keys.KeyringUnavailable, match="no Secret Service"):
+        keys._usable(chain())
+    assert not plaintext.path.exists()
 
 
 # --- the command line without a keyring --------------------------------------------------

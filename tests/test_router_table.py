@@ -27,13 +27,13 @@ PRIVATE_KEY = (
     "b3BlbnNzaC1rZXktdjEAAAAAfakefakefakefakefakefake\n"
     "-----END " + "OPENSSH PRIVATE KEY-----"
 )
-DB_PASSWORD = "Tr0ub4dor" + "-fake-" + "3x"
+DB_PW = "Tr0ub4dor" + "-fake-" + "3x"
 DJANGO_KEY = "d9f8" + "a7c6b5" + "fake" + "e4d3c2b1"
-URL_WITH_PASSWORD = "postgres://app:" + "s3cr3t-" + "FAKE" + "@db.internal:5432/app"
+DB_URL = "postgres://app:" + "s3cr3t-" + "FAKE" + "@db.internal:5432/app"
 CARD = "4111 " + "1111 " + "1111 " + "1111"
-LITERAL_PASSWORD = "Sup3r" + "S3cret!" + "fake"
+LITERAL_PW = "Sup3r" + "S3cret!" + "fake"
 SECRETS = [AWS_ID, AWS_SECRET, GITHUB, OPENAI, GROQ, CEREBRAS, SLACK, GOOGLE, STRIPE, JWT, BEARER,
-           DB_PASSWORD, DJANGO_KEY, "s3cr3t-FAKE", CARD, LITERAL_PASSWORD]
+           DB_PW, DJANGO_KEY, "s3cr3t-FAKE", CARD, LITERAL_PW]
 
 LOG = "".join(f"2026-11-{day:02d}T10:{minute:02d}:00Z INFO request served path=/api/items status=200 in {minute} ms\n"
               for day in range(1, 29) for minute in range(0, 60, 5))
@@ -119,15 +119,15 @@ CASES: list[tuple[str, str, dict]] = [
     (f"Decode this token for me: {JWT}", "sensitive", {}),
     (f"Is this key in the right format for ssh-agent?\n{PRIVATE_KEY}", "sensitive", {}),
     (f"Here is my .env, why does Django not pick it up?\n\nDEBUG=1\nSECRET_KEY={DJANGO_KEY}\nALLOWED_HOSTS=*\n", "sensitive", {}),
-    (f"psycopg2 cannot connect to {URL_WITH_PASSWORD}, what is wrong?", "sensitive", {}),
-    (f"这个配置为什么不生效？\nDB_PASSWORD={DB_PASSWORD}\nDB_HOST=10.0.0.5", "sensitive", {}),
+    (f"psycopg2 cannot connect to {DB_URL}, what is wrong?", "sensitive", {}),
+    (f"这个配置为什么不生效？\nDB_PASSWORD={DB_PW}\nDB_HOST=10.0.0.5", "sensitive", {}),
     (DIFF + f"+STRIPE_KEY = \"{STRIPE}\"\n", "sensitive", {}),
     ("What does this config do?", "sensitive", {"attachments": (Attachment(".env", "DEBUG=true\n"),)}),
     ("explain this file", "sensitive", {"attachments": (Attachment("deploy/keys/id_ed25519", "not shown"),)}),
     (f"curl -H 'Authorization: Bearer {BEARER}' https://api.internal.example/v1/items returns 403", "sensitive", {}),
     (f"Customer card {CARD} was charged twice; draft a short apology email", "sensitive", {}),
     (f"このAWS設定は正しいですか？\n[default]\naws_secret_access_key = {AWS_SECRET}\n", "sensitive", {}),
-    (f"login(user=\"admin\", password=\"{LITERAL_PASSWORD}\")\nWhy does this fail on the server?", "sensitive", {}),
+    (f"login(user=\"admin\", password=\"{LITERAL_PW}\")\nWhy does this fail on the server?", "sensitive", {}),
     ("¿Por qué falla?", "sensitive", {"attachments": (Attachment("settings.py", f"API_KEY = '{OPENAI}'\n"),)}),
     ("continue", "sensitive", {"history": (f"my token is {GITHUB}", "Noted.")}),
     # -- review: diffs, review requests, the review command --------------------------------------

@@ -59,3 +59,14 @@ def test_cli_serves_and_records(tmp_path: Path):
     (line,) = record.read_text().splitlines()
     summary = json.loads(line)
     assert len(summary["send_times"]) == 50 and summary["outcome"] == "ok"
+
+
+def test_server_process_records_send_times():
+    from tests.servers import ServerProcess
+
+    tokens = synthetic_tokens(100)
+    with ServerProcess("ollama", tokens=tokens, rate_tps=20000) as server:
+        body = post(server.url + "/api/chat", {"model": "m", "messages": []})
+        assert b"".join(json.loads(line)["message"]["content"].encode() for line in body.splitlines()) == "".join(tokens).encode()
+        (record,) = server.wait_records(1)
+    assert len(record["send_times"]) == 100 and record["t_first_sent"] <= record["t_last_sent"]

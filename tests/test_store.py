@@ -382,10 +382,11 @@ def test_usage_sums_per_source_and_month(tmp_path: Path) -> None:
         record(recorder, stored_turn("b", "one two", started_at=may, input_tokens=50))
         record(recorder, stored_turn("c", "four words right here", source="local", started_at=may, exact=False))
         record(recorder, stored_turn("d", "x", started_at=june, input_tokens=1000))
+        record(recorder, stored_turn("e", "cut short", started_at=may, exact=False, status="cut"))  # no exact counts: no cost
         rows = {row.source: row for row in store.usage("2026-05")}
         assert set(rows) == {"fast", "local"}
         fast, local = rows["fast"], rows["local"]
-        assert (fast.replies, fast.input_tokens, fast.output_tokens, fast.estimated_output_tokens) == (2, 150, 5, 0)
+        assert (fast.replies, fast.input_tokens, fast.output_tokens, fast.estimated_output_tokens) == (3, 150, 7, 2)
         assert fast.cost_usd == pytest.approx((150 * 0.5 + 5 * 2.0) / 1e6) and fast.priced_replies == 2
         assert (local.replies, local.output_tokens, local.estimated_output_tokens, local.cost_usd) == (1, 4, 4, 0.0)
         assert store.spend("fast", "2026-05") == pytest.approx(fast.cost_usd)
@@ -656,6 +657,9 @@ def _kill_mid_reply(tmp_path: Path, server: OpenAIServer, command: list[str], en
     try:
         assert seen.wait(30), process.stderr.read1().decode() if process.poll() is not None else "no reply"
         time.sleep(2.0)  # token0 is now two seconds old: it must be on disk
+        with Store.open(tmp_path / "data" / "history.db") as other:  # opening meanwhile leaves a live reply alone
+            (live,) = [m for m in other.messages(other.chats()[0].id) if m.reply]
+            assert live.reply.status == "streaming" and live.content.startswith("".join(SLOW_START))
         assert process.poll() is None, "the reply ended before the kill"
         os.kill(process.pid, signal.SIGKILL)
     finally:

@@ -179,14 +179,26 @@ def _backend_problem(backend: Any) -> str | None:
         return "the keyring is disabled (null backend)"
     if cls.__module__.startswith("keyrings.alt") or "plaintext" in name.lower():
         return f"{name} keeps keys in a file, which fastchat refuses; uninstall keyrings.alt"
-    if cls.__module__ == "keyring.backends.chainer":
-        children = list(getattr(backend, "backends", []))
-        problems = [p for p in map(_backend_problem, children) if p]
-        if not children:
-            return "keyring found no backend: no Secret Service is reachable on D-Bus"
-        if problems:
-            return problems[0]
     return None
+
+
+def _usable(current: Any) -> Any:
+    """``current``, or for keyring's chainer its best acceptable member (never a file-based one)."""
+    from keyring.backends.chainer import ChainerBackend
+
+    if not isinstance(current, ChainerBackend):
+        problem = _backend_problem(current)
+        if problem:
+            raise KeyringUnavailable(problem)
+        return current
+    children = list(getattr(current, "backends", []))  # sorted by priority, best first
+    problems = []
+    for child in children:
+        problem = _backend_problem(child)
+        if problem is None:
+            return child
+        problems.append(problem)
+    raise KeyringUnavailable(problems[0] if problems else "keyring found no backend: no Secret Service is reachable on D-Bus")
 
 
 def backend() -> Any:
@@ -200,10 +212,7 @@ def backend() -> Any:
         raise KeyringUnavailable(f"cannot load the keyring backend: {exc}") from None
     except KeyringError as exc:  # pragma: no cover - get_keyring rarely raises these
         raise KeyringUnavailable(str(exc)) from None
-    problem = _backend_problem(current)
-    if problem:
-        raise KeyringUnavailable(problem)
-    return current
+    return _usable(current)
 
 
 def warm() -> None:
@@ -233,13 +242,13 @@ def _keyring_call(fn: str, source: SourceConfig, *args: str) -> Any:
         current = backend()
     except KeyringUnavailable as exc:
         raise KeyringUnavailable(exc.reason, _env_var(source)) from None
-    from keyring.errors import KeyringError, NoKeyringError
+    from keyring.errors import NoKeyringError
 
     try:
         return getattr(current, fn)(service(), source.name, *args)
     except NoKeyringError as exc:
         raise KeyringUnavailable(str(exc), _env_var(source)) from None
-    except KeyringError as exc:
+    except Exception as exc:  # KeyringError, and D-Bus or Secret Service failures that escape as others
         raise KeyringUnavailable(f"{type(exc).__name__}: {redact(str(exc), args)}", _env_var(source)) from None
 
 
@@ -263,18 +272,14 @@ def store(source: SourceConfig, key: str) -> None:
 
 def delete(source: SourceConfig) -> bool:
     """Remove ``source``'s key from the keyring; False if there was none."""
-    from keyring.errors import PasswordDeleteError
-
     if keyring_key(source) is None:
         return False
     try:
         _keyring_call("delete_password", source)
     except KeyringUnavailable as exc:
-        if "PasswordDeleteError" in exc.reason:
+        if exc.reason.startswith("PasswordDeleteError"):  # gone in between
             return False
         raise
-    except PasswordDeleteError:  # pragma: no cover - _keyring_call converts it
-        return False
     return True
 
 

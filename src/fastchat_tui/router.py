@@ -241,7 +241,7 @@ def classify(
     long = _long_reason(prompt, attachments, max_tokens, settings)
     if long:
         return "long", long
-    return "chat", "plain chat (no code to complete, no long writing, no secrets)"
+    return "chat", "plain chat"
 
 
 def find_sensitive(
@@ -657,7 +657,7 @@ class Router:
         if task == "sensitive":
             notes.append("local only, never sent to a hosted source")
         if rule.origin != "default":
-            notes.append(rule.origin)
+            notes.append(f"by {rule.origin}")
         for name, what in decision.skipped.items():
             if what != "not local" and name != chosen and name not in " ".join(notes):
                 notes.append(f"skipped {name}: {what}")

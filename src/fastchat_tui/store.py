@@ -286,7 +286,10 @@ def iso(ts: float | None) -> str | None:
 
 
 def cost(source: "SourceConfig | None", input_tokens: int | None, output_tokens: int | None) -> float | None:
-    """USD for one reply from the source's prices (USD per million tokens), or ``None`` if unpriced."""
+    """USD for one reply from the source's prices (USD per million tokens), or ``None`` if unpriced.
+
+    The recorder stores it only for replies with exact token counts (as the router's budgets count).
+    """
     price_in = getattr(source, "price_in", None)
     price_out = getattr(source, "price_out", None)
     if price_in is None and price_out is None:
@@ -869,7 +872,7 @@ class ChatRecorder:
         error = turn.error
         route = turn.route
         spend = None
-        if final and reading is not None and self.config is not None and turn.source:
+        if final and reading is not None and reading.tokens_exact and self.config is not None and turn.source:
             spend = cost(self.config.sources.get(turn.source), reading.input_tokens, reading.output_tokens)
         c.execute("UPDATE messages SET content = ? WHERE id = ? AND content != ?", (text, message_id, text))
         c.execute(

@@ -24,7 +24,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-from fastchat_tui.sources._util import excerpt as _excerpt, reason as _reason, seconds as _seconds  # noqa: F401
+from fastchat_tui.sources._util import excerpt as _excerpt, reason as _reason
 from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
 
 if TYPE_CHECKING:  # pragma: no cover

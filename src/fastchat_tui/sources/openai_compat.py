@@ -267,7 +267,7 @@ class OpenAISource:
             body = _text(response).lower()
             if model.lower() in body or "model" in body:
                 msg = (f"{self.name}: model '{model}' was not found at {where}{said}; "
-                       f"check the model name (`fastchat models {self.name}` lists them)")
+                       f"check 'model' for this source (the server lists its models at {where}/models)")
             else:
                 url = str(getattr(response, "url", "") or f"{where}/chat/completions")
                 msg = (f"{self.name}: {url} was not found (HTTP 404){said}; check base_url: "

@@ -80,13 +80,16 @@ class FastchatApp(App[None]):
         else:
             self._theme_warnings.append(f"theme '{config.theme}' not found; using fastchat-dark")
             self.theme = "fastchat-dark" if "fastchat-dark" in self.available_themes else "textual-dark"
+        self.chat = ChatLog(id="chat")
+        self.prompt_input = PromptInput(id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line · F2 source · Esc cancel")
+        self.status = StatusBar(id="status")
 
     def compose(self) -> ComposeResult:
         if self.attachments:
             yield AttachmentsView(self.attachments)
-        yield ChatLog(id="chat")
-        yield PromptInput(id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line · F2 source · Esc cancel")
-        yield StatusBar(id="status")
+        yield self.chat
+        yield self.prompt_input
+        yield self.status
         yield Footer()
 
     def on_mount(self) -> None:
@@ -99,20 +102,12 @@ class FastchatApp(App[None]):
         for spec in self.config.sources.values():
             if warning := proxy_warning(spec.base_url, os.environ):
                 self.notify(warning, severity="warning", timeout=10)
-        self.query_one(PromptInput).focus()
+        self.prompt_input.focus()
         if self.initial:
             prompt, label, options = self.initial
             self.send(prompt, shown=label, **options)
         if self.probe_on_start:
             self.probe_sources()
-
-    @property
-    def status(self) -> StatusBar:
-        return self.query_one(StatusBar)
-
-    @property
-    def chat(self) -> ChatLog:
-        return self.query_one(ChatLog)
 
     @property
     def streaming(self) -> bool:

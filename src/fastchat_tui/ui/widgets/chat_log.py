@@ -584,7 +584,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._dirty.clear()
         self._stale.clear()
         self._height = 0
-        self.virtual_size = Size(self._width, 0)
+        self._set_virtual_size(Size(self._width, 0))
         self._set_following(True)
         self.refresh()
 
@@ -623,7 +623,13 @@ class ChatLog(ScrollView, can_focus=True):
             self._starts.append(y)
             y += entry.height(width)
         self._height = y
-        self.virtual_size = Size(width, y)
+        self._set_virtual_size(Size(width, y))
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """Update the scrollable size without a layout of the whole screen."""
+        if size != self.virtual_size:
+            self.set_reactive(ChatLog.virtual_size, size)
+            self._scroll_update(size)
 
     def _current_renderer(self) -> _Renderer | None:
         """The renderer for the current width and styles, made anew when they change."""

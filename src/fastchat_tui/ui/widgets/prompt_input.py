@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
@@ -13,8 +14,8 @@ class PromptInput(TextArea):
     """A ``TextArea`` that submits on Enter; pasted multi-line text stays one message."""
 
     BINDINGS = [
-        Binding("enter", "submit", "Send", priority=True),
-        Binding("ctrl+j,shift+enter,alt+enter", "newline", "New line", show=False, priority=True),
+        Binding("enter", "submit", "Send"),
+        Binding("ctrl+j,shift+enter,alt+enter", "newline", "New line", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -38,6 +39,12 @@ class PromptInput(TextArea):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
+
+    def _on_key(self, event: events.Key) -> None:
+        # Enter must not insert a newline: it bubbles up to the "submit" binding instead, in order
+        # after the keys typed before it (a priority binding would overtake keys still queued).
+        if event.key == "enter":
+            event.prevent_default()
 
     def action_submit(self) -> None:
         text = self.text
