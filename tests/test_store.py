@@ -128,6 +128,22 @@ def test_open_default_follows_fastchat_data_dir(tmp_path: Path, monkeypatch: pyt
         assert store.path == tmp_path / "xdg" / "fastchat" / "history.db"
 
 
+def test_default_recorder_reports_problems_instead_of_failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    problems: list[str] = []
+    monkeypatch.setenv("FASTCHAT_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "history.db").write_bytes(b"not sqlite" * 100)
+    recorder = store_module.default_recorder(on_problem=problems.append)
+    assert recorder is not None and len(problems) == 1 and "kept as" in problems[0]
+    record(recorder, stored_turn("saved", "yes"))
+    assert [c.title for c in recorder.store.chats()] == ["saved"]
+    recorder.store.close()
+    (tmp_path / "blocked").write_text("a file where the data folder should be")
+    monkeypatch.setenv("FASTCHAT_DATA_DIR", str(tmp_path / "blocked" / "data"))
+    assert store_module.default_recorder(on_problem=problems.append) is None
+    assert problems[-1].startswith("history is not being saved: cannot create the history folder")
+
+
 # -- saving replies from a real session -------------------------------------------------------
 
 

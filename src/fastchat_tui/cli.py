@@ -14,6 +14,7 @@ import sys
 
 from fastchat_tui import __version__
 from fastchat_tui.commands.common import CommandError, fail
+from fastchat_tui.config import ConfigError
 
 COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench")
 
@@ -55,5 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as exc:
         fail(str(exc))
         return exc.code
+    except ConfigError as exc:
+        fail(str(exc))
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

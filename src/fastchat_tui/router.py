@@ -534,7 +534,7 @@ class Router:
             return
         settings = self.settings
         health.failures += 1
-        health.last_error = _error_label(kind)
+        health.last_error = str(kind)
         if kind == ErrorKind.RATE_LIMITED and retry_after is not None:
             # The source already waited out a short Retry-After once; a longer one is honoured by not asking.
             health.cooled_until = max(health.cooled_until, now + min(retry_after, settings.cooldown_max_s))
@@ -741,12 +741,6 @@ def _secs(value: float) -> str:
     return f"{value:.2f} s" if value < 10 else f"{value:.0f} s"
 
 
-def _error_label(kind: ErrorKind) -> str:
-    return {ErrorKind.RATE_LIMITED: "429 rate limited", ErrorKind.UNREACHABLE: "unreachable",
-            ErrorKind.SERVER: "server error", ErrorKind.AUTH: "auth failed", ErrorKind.CUT: "stream cut",
-            ErrorKind.PROTOCOL: "protocol error"}.get(kind, str(kind))
-
-
 def _make_route(source: str, reason: str, task: str, fallbacks: list[str], warnings: list[str]) -> Route:
     route = Route(source, reason, task, list(fallbacks))
     if hasattr(route, "warnings"):
@@ -770,7 +764,4 @@ def status_text(route: Route, selected: str = "auto") -> str:
 
 def fallback_text(from_source: str, to_source: str, error: SourceError) -> str:
     """``fast → regular: 429 rate limited``, for the status bar and ``fallback_reason``."""
-    label = _error_label(error.kind)
-    if error.status and str(error.status) not in label:
-        label = f"{error.status} {label}"
-    return f"{from_source} → {to_source}: {label}"
+    return f"{from_source} → {to_source}: {error.label}"

@@ -107,8 +107,13 @@ class Session:
 
     @classmethod
     def open(cls, config: Config) -> "Session":
-        """A session wired the standard way: the configured router, key lookup and history store."""
-        return cls(config)
+        """A session wired the standard way: the configured router, key lookup and history store.
+
+        Raises ``ConfigError`` for a bad ``[router]`` table.
+        """
+        from fastchat_tui.router import MemoryLedger, Router
+
+        return cls(config, router=Router.from_config(config, ledger=MemoryLedger()))
 
     def source(self, name: str) -> Source:
         """The warm client for ``name``, created on first use."""
@@ -183,7 +188,7 @@ class Session:
                                 status=error.status,
                             ) from error
                         raise
-                    turn.fallback_from, turn.fallback_reason = name, f"{error.kind}: {error.message}"
+                    turn.fallback_from, turn.fallback_reason = name, error.label
             turn.status = "complete"
         except SourceError as error:
             turn.error = error

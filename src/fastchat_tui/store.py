@@ -326,6 +326,26 @@ def open_default() -> "Store":
     return Store.open(default_path())
 
 
+def default_recorder(config: "Config | None" = None,
+                     on_problem: Callable[[str], None] | None = None) -> "ChatRecorder | None":
+    """The recorder a standard session uses, on the user's history file.
+
+    A warning from opening (a damaged file was replaced) goes to ``on_problem``; when no
+    history can be kept at all, ``on_problem`` hears why and the result is ``None``.
+    The store stays open for the life of the process (``recorder.store``).
+    """
+    try:
+        store = open_default()
+    except StoreError as exc:
+        if on_problem:
+            on_problem(f"history is not being saved: {exc.message}")
+        return None
+    warning = store.take_warning()
+    if warning and on_problem:
+        on_problem(warning)
+    return store.recorder(config, on_problem=on_problem)
+
+
 def _redactor() -> Callable[[str], str]:
     try:
         keys = importlib.import_module("fastchat_tui.keys")

@@ -58,6 +58,17 @@ class ErrorKind(StrEnum):
     CUT = "cut"
 
 
+_LABELS = {
+    ErrorKind.AUTH: "auth failed",
+    ErrorKind.NOT_FOUND: "not found",
+    ErrorKind.RATE_LIMITED: "rate limited",
+    ErrorKind.UNREACHABLE: "unreachable",
+    ErrorKind.SERVER: "server error",
+    ErrorKind.PROTOCOL: "protocol error",
+    ErrorKind.CUT: "stream cut",
+}
+
+
 class SourceError(Exception):
     """Every failure of a source, with a kind and a message a user can act on."""
 
@@ -76,6 +87,14 @@ class SourceError(Exception):
         self.source = source
         self.status = status
         self.retry_after = retry_after
+
+    @property
+    def label(self) -> str:
+        """A few words for status lines: ``429 rate limited``, ``unreachable``, ``503 server error``."""
+        label = _LABELS.get(self.kind, str(self.kind))
+        if self.status and str(self.status) not in label:
+            label = f"{self.status} {label}"
+        return label
 
     def as_dict(self) -> dict[str, object]:
         return {"kind": str(self.kind), "message": self.message}
