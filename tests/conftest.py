@@ -62,3 +62,26 @@ def dead_url() -> str:
 # ======================================================================================
 # (other sections below)
 # ======================================================================================
+
+
+# ======================================================================================
+# Isolation: no test reads or writes the user's own config, data, themes or history.
+#
+#   isolated_dirs  - autouse; points FASTCHAT_CONFIG, XDG_CONFIG_HOME, XDG_DATA_HOME and
+#                    FASTCHAT_DATA_DIR into the test's tmp_path and clears provider keys
+#                    and OLLAMA_HOST/OPENAI_BASE_URL from the environment.
+# ======================================================================================
+
+_PROVIDER_VARS = ("CEREBRAS_API_KEY", "GROQ_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST",
+                  "OPENAI_BASE_URL")
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("FASTCHAT_DATA_DIR", str(home / "data" / "fastchat"))
+    monkeypatch.setenv("FASTCHAT_CONFIG", str(home / "config" / "fastchat" / "config.toml"))
+    for name in _PROVIDER_VARS:
+        monkeypatch.delenv(name, raising=False)

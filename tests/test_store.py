@@ -27,7 +27,6 @@ from fastchat_tui import store as store_module
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.meter import Meter
 from fastchat_tui.session import Route, Session, Turn
-from fastchat_tui.sources.base import ErrorKind, SourceError
 from fastchat_tui.store import SCHEMA_VERSION, Store, StoreError, cost, month_range
 from tests.servers import OpenAIServer, Script
 

@@ -168,7 +168,7 @@ class FastchatApp(App[None]):
         self._turn = turn
         route = turn.route
         where = f"{self.session.selected} → {turn.source}" if self.session.selected == "auto" else turn.source
-        reason = f"{route.task}: {route.reason}" if route and self.session.selected == "auto" else ""
+        reason = route.reason if route and self.session.selected == "auto" else ""
         self.status.show(route=" · ".join(part for part in (where, turn.model, reason) if part), meter="waiting for first token…")
 
     def _end_reply(self, turn: Turn | None, entry: list[ReplyEntry]) -> None:

@@ -1,19 +1,17 @@
-"""The status bar: the active source, the route, and the live meter."""
+"""The status bar: the active source and the route on the left, the live meter on the right."""
 
 from __future__ import annotations
 
-from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
 from textual.widgets import Static
 
 from fastchat_tui.meter import Reading, summary
 
 
-def _fmt_tps(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.0f}"
-
-
-class StatusBar(Static):
-    """One line: ``source · model │ route │ meter``; refreshed by the app a few times a second."""
+class StatusBar(Horizontal):
+    """One line: ``● source · route`` (cut with … when narrow) and the meter, always whole."""
 
     DEFAULT_CSS = """
     StatusBar {
@@ -22,17 +20,32 @@ class StatusBar(Static):
         background: $panel;
         color: $foreground;
     }
+    StatusBar > #status-route {
+        width: 1fr;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    StatusBar > #status-meter {
+        width: auto;
+        padding-left: 2;
+        color: $foreground 80%;
+    }
     """
 
     def __init__(self, **kwargs) -> None:
-        super().__init__("", **kwargs)
+        super().__init__(**kwargs)
         self.selected = "auto"
         self.route = ""
         self.meter = ""
-        self.note = ""
 
-    def show(self, *, selected: str | None = None, route: str | None = None, meter: str | None = None,
-             note: str | None = None) -> None:
+    def compose(self) -> ComposeResult:
+        yield Static(id="status-route")
+        yield Static(id="status-meter")
+
+    def on_mount(self) -> None:
+        self.show()
+
+    def show(self, *, selected: str | None = None, route: str | None = None, meter: str | None = None) -> None:
         """Change any part of the bar; the rest stays."""
         if selected is not None:
             self.selected = selected
@@ -40,21 +53,25 @@ class StatusBar(Static):
             self.route = route
         if meter is not None:
             self.meter = meter
-        if note is not None:
-            self.note = note
-        text = Text.assemble(("● ", "bold"), (self.selected, "bold"))
-        for part, style in ((self.route, ""), (self.meter, ""), (self.note, "italic")):
-            if part:
-                text.append("  │  ", style="dim")
-                text.append(part, style=style)
-        self.update(text)
+        if not self.is_mounted:
+            return
+        left = Content.from_markup("[bold $primary]●[/] [bold]$selected[/]  $route", selected=self.selected, route=self.route)
+        self.query_one("#status-route", Static).update(left)
+        self.query_one("#status-meter", Static).update(Content(self.meter))
+
+    @property
+    def text(self) -> str:
+        """The bar as plain text (for tests and screen readers)."""
+        left = f"● {self.selected}" + (f"  {self.route}" if self.route else "")
+        return f"{left}  {self.meter}".rstrip()
 
 
 def live_meter(reading: Reading) -> str:
     """The meter while a reply streams: TTFT and the live rate."""
     if reading.ttft_s is None:
         return "waiting for first token…"
-    return f"TTFT {reading.ttft_s * 1000:,.0f} ms · {_fmt_tps(reading.live_tps)} tok/s · {reading.output_tokens:,} tokens"
+    live = "–" if reading.live_tps is None else f"{reading.live_tps:,.0f}"
+    return f"TTFT {reading.ttft_s * 1000:,.0f} ms · {live} tok/s · {reading.output_tokens:,} tokens"
 
 
 def final_meter(reading: Reading, status: str) -> str:

@@ -1,0 +1,210 @@
+"""The chat TUI driven with Pilot against loopback servers: send, stream, cancel, switch, follow."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Awaitable, Callable
+
+import pytest
+
+from fastchat_tui.config import load
+from fastchat_tui.ui.app import FastchatApp
+from fastchat_tui.ui.screens.first_run import FirstRunScreen
+from fastchat_tui.ui.screens.source_picker import SourcePicker
+from tests.servers import OllamaServer, OpenAIServer, Script
+
+SIZE = (100, 30)
+
+
+def make_config(tmp_path: Path, sources: dict[str, tuple[str, str]], default: str = "auto", theme: str = "fastchat-dark"):
+    lines = [f'default_source = "{default}"', f'theme = "{theme}"']
+    for name, (kind, url) in sources.items():
+        model = "test-model:latest" if kind == "ollama" else "test-model"
+        lines += [f"[sources.{name}]", f'kind = "{kind}"', f'base_url = "{url}"', f'model = "{model}"']
+    path = tmp_path / "config.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return load(path)
+
+
+async def until(pilot, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Let the app run until ``condition()`` holds (bounded, so a hang fails instead of blocking)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+def visible_text(app: FastchatApp) -> str:
+    chat = app.chat
+    return "\n".join(chat.render_line(y).text for y in range(chat.size.height))
+
+
+def status_text(app: FastchatApp) -> str:
+    return app.status.text
+
+
+async def test_send_streams_markdown_and_shows_the_meter(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=["# Title\n\n", "Some ", "`code`", " and\n\n", "```python\n", "x = 1\n", "```\n"],
+                              rate_tps=200))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello", "enter")
+        await until(pilot, lambda: not app.streaming and app._turn is not None and app._turn.status == "complete")
+        await until(pilot, lambda: "x = 1" in visible_text(app))
+        screen = visible_text(app)
+        assert "hello" in screen and "Title" in screen and "Some code and" in screen
+        assert "```" not in screen  # rendered, not raw
+        status = status_text(app)
+        assert "auto → fast" in status and "tok/s" in status and "7 tokens" in status
+        assert app.prompt_input.text == ""
+    request = openai_server.requests[-1]
+    assert request.json["messages"][-1] == {"role": "user", "content": "hello"}
+
+
+async def test_conversation_keeps_context(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=["first answer"]), Script(tokens=["second answer"]))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
+    async with app.run_test(size=SIZE) as pilot:
+        for prompt in ("one", "two"):
+            await pilot.press(*prompt, "enter")
+            await pilot.pause(0.05)
+            await until(pilot, lambda: not app.streaming)
+    messages = openai_server.requests[-1].json["messages"]
+    assert [m["content"] for m in messages] == ["one", "first answer", "two"]
+
+
+async def test_escape_cancels_and_keeps_the_partial_reply(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=[f"word{i} " for i in range(2000)], rate_tps=50))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app._turn is not None and len(app._turn.parts) >= 3)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.streaming)
+        turn = app._turn
+        assert turn.status == "cancelled" and turn.text.startswith("word0 word1 word2")
+        await until(pilot, lambda: "cancelled" in visible_text(app))
+        assert "word0" in visible_text(app) or app.chat.virtual_size.height > app.chat.size.height
+        assert "cancelled" in status_text(app)
+        assert app.session.messages[-1] == {"role": "assistant", "content": turn.text}
+
+
+async def test_error_before_any_text_is_a_notice_not_a_crash(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(status=401))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hi", "enter")
+        await until(pilot, lambda: not app.streaming and app._turn is not None)
+        await until(pilot, lambda: "auth" in visible_text(app))
+        assert app._turn.status == "error" and app._turn.error.kind == "auth"
+
+
+async def test_cut_stream_keeps_text_and_marks_it(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=["kept ", "text ", "then ", "lost"], cut_after=2))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hi", "enter")
+        await until(pilot, lambda: not app.streaming and app._turn is not None)
+        assert app._turn.status == "cut" and app._turn.text == "kept text "
+        await until(pilot, lambda: "cut" in visible_text(app) and "kept text" in visible_text(app))
+
+
+async def test_f2_cycles_auto_then_each_source(tmp_path, openai_server: OpenAIServer, ollama_server: OllamaServer):
+    config = make_config(tmp_path, {"fast": ("openai", openai_server.url), "local": ("ollama", ollama_server.url)})
+    app = FastchatApp(config, probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        seen = [status_text(app).split("  ")[0]]
+        for _ in range(3):
+            await pilot.press("f2")
+            seen.append(status_text(app).split("  ")[0])
+    assert seen == ["● auto", "● fast · test-model", "● local · test-model:latest", "● auto"]
+
+
+async def test_a_chosen_source_gets_the_prompt(tmp_path, openai_server: OpenAIServer, ollama_server: OllamaServer):
+    ollama_server.push(Script(tokens=["from ", "ollama"], eval_ns=1_000_000_000))
+    config = make_config(tmp_path, {"fast": ("openai", openai_server.url), "local": ("ollama", ollama_server.url)})
+    app = FastchatApp(config, probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2", "f2", *"hi", "enter")
+        await until(pilot, lambda: app._turn is not None and not app.streaming)
+        assert app._turn.source == "local" and app._turn.text == "from ollama"
+        assert "server" in status_text(app)  # Ollama's own rate beside the client's
+    assert not [r for r in openai_server.requests if r.path.endswith("/chat/completions")]
+
+
+async def test_source_picker_shows_models_and_reachability(tmp_path, openai_server: OpenAIServer, dead_url: str):
+    config = make_config(tmp_path, {"fast": ("openai", openai_server.url), "local": ("ollama", dead_url)})
+    app = FastchatApp(config)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(app.probes) == 2)
+        app.action_pick_source()
+        await until(pilot, lambda: isinstance(app.screen, SourcePicker) and app.screen.query("OptionList"))
+        rows = [str(option.prompt) for option in app.screen.query_one("OptionList").options]
+        assert rows[0].startswith("auto")
+        assert "test-model" in rows[1] and "reachable" in rows[1]
+        assert "unreachable" in rows[2]
+        await pilot.press("down", "down", "enter")
+        await until(pilot, lambda: not isinstance(app.screen, SourcePicker))
+        assert app.session.selected == "local"
+
+
+async def test_first_run_screen_when_nothing_answers(tmp_path, dead_url: str):
+    app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
+        text = app.screen.text
+        assert "ollama serve" in text and "fastchat keys set" in text and "fastchat config init" in text
+        assert dead_url in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, FirstRunScreen))
+
+
+async def test_scrolling_up_stops_following_and_end_resumes(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=[f"line {i}\n\n" for i in range(400)], rate_tps=400))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app.chat.max_scroll_y > 20)
+        app.chat.focus()
+        await pilot.press("home")
+        await until(pilot, lambda: not app.chat.following)
+        await pilot.pause(0.2)
+        assert app.chat.scroll_y == 0  # stays put while text arrives
+        await pilot.press("end")
+        await until(pilot, lambda: app.chat.following)
+        await until(pilot, lambda: not app.streaming)
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.pause(0.1)
+        assert app.chat.scroll_y == app.chat.max_scroll_y
+        assert "line 399" in visible_text(app)
+
+
+async def test_unknown_theme_falls_back_with_a_warning(tmp_path, openai_server: OpenAIServer):
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}, theme="nope"), probe_on_start=False)
+    async with app.run_test(size=SIZE):
+        assert app.theme == "fastchat-dark"
+        assert any("nope" in str(n.message) for n in app._notifications)
+
+
+@pytest.mark.parametrize("theme", ["fastchat-dark", "fastchat-light"])
+def test_main_screen_snapshot(theme: str, tmp_path: Path, snap_compare, dead_url: str):
+    config = make_config(tmp_path, {"local": ("ollama", dead_url)}, theme=theme)
+    app = FastchatApp(config, probe_on_start=False)
+
+    async def converse(pilot) -> None:
+        app.chat.add_user("How do I read a file line by line in Python?")
+        reply = app.chat.start_reply("local · test-model:latest")
+        reply.append(
+            "## Reading lines\n\nUse a `with` block so the file is closed:\n\n"
+            "```python\nwith open(path, encoding=\"utf-8\") as f:\n    for line in f:\n        print(line.rstrip())\n```\n\n"
+            "- memory stays flat\n- works for huge files\n"
+        )
+        reply.finish("complete")
+        app.status.show(route="auto → local · test-model:latest · chat: default source",
+                        meter="TTFT 212 ms · 1,480 tok/s · 64 tokens · 0.26 s")
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=converse, terminal_size=SIZE)
