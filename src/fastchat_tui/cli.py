@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv in (["--version"], ["-V"]):
         print(f"fastchat {__version__}")
         return EXIT_OK
+    from fastchat_tui.keys import install_excepthook
+
+    install_excepthook()
     args = build_parser().parse_args(argv)
     run = getattr(args, "run", None)
     try:

@@ -106,14 +106,18 @@ class Session:
         self._sources: dict[str, Source] = {}
 
     @classmethod
-    def open(cls, config: Config) -> "Session":
+    def open(cls, config: Config, on_problem: Callable[[str], None] | None = None) -> "Session":
         """A session wired the standard way: the configured router, key lookup and history store.
 
-        Raises ``ConfigError`` for a bad ``[router]`` table.
+        History problems (a damaged file replaced, a failed write) go to ``on_problem``; replies
+        are never lost to them. Raises ``ConfigError`` for a bad ``[router]`` table.
         """
-        from fastchat_tui.router import MemoryLedger, Router
+        from fastchat_tui.router import MemoryLedger, Router, StoreLedger
+        from fastchat_tui.store import default_recorder
 
-        return cls(config, router=Router.from_config(config, ledger=MemoryLedger()))
+        recorder = default_recorder(config, on_problem=on_problem)
+        ledger = StoreLedger(recorder.store) if recorder else MemoryLedger()
+        return cls(config, router=Router.from_config(config, ledger=ledger), recorder=recorder)
 
     def source(self, name: str) -> Source:
         """The warm client for ``name``, created on first use."""
@@ -147,6 +151,17 @@ class Session:
         if task or attachments:
             return self.router(prompt, self, attachments=tuple(attachments), hint=task)
         return self.router(prompt, self)
+
+    def retract(self, turn: Turn) -> None:
+        """Take ``turn`` back out of the context (before retrying it), so no text is sent twice."""
+        if self.messages[-2:] == [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]:
+            del self.messages[-2:]
+
+    def retry_route(self, turn: Turn) -> Route:
+        """Where to retry a reply that was cut or failed: the next source of its route, else the same one."""
+        following = getattr(self.router, "retry_route", None)
+        route = following(turn.route, turn.source) if following and turn.route and turn.source else None
+        return route or Route(turn.source or self.selected, "retry on the same source", turn.route.task if turn.route else "chat")
 
     async def send(
         self,

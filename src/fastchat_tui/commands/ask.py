@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TextIO
 
-from fastchat_tui.commands.common import CommandError, load_config
+from fastchat_tui.commands.common import CommandError, load_config, warn
 from fastchat_tui.meter import summary
 
 FLUSH_EVERY_S = 0.03
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     prompt = read_prompt(args.prompt, sys.stdin)
     from fastchat_tui.session import Session
 
-    return stream_reply(Session.open(config), prompt, as_json=args.json, source=args.source, max_tokens=args.max_tokens)
+    return stream_reply(Session.open(config, on_problem=warn), prompt, as_json=args.json, source=args.source, max_tokens=args.max_tokens)
 
 
 def stream_reply(session, prompt: str, *, as_json: bool, **send_options) -> int:

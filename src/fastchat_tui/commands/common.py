@@ -24,4 +24,12 @@ def load_config() -> Config:
 
 
 def fail(message: str) -> None:
-    print(f"fastchat: {message}", file=sys.stderr)
+    """Print an error for the user, with any key that slipped into it redacted."""
+    from fastchat_tui.keys import redact
+
+    print(f"fastchat: {redact(message)}", file=sys.stderr)
+
+
+def warn(message: str) -> None:
+    """Print a warning that does not stop the command."""
+    fail(f"warning: {message}")

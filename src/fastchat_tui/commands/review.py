@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 
-from fastchat_tui.commands.common import CommandError, fail, load_config
+from fastchat_tui.commands.common import CommandError, fail, load_config, warn
 
 DESCRIPTION = __doc__.replace("``", "")
 
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from fastchat_tui.session import Session
     from fastchat_tui.sources.base import SourceError
 
-    session = Session.open(config)
+    session = Session.open(config, on_problem=warn)
     if args.source:
         session.selected = args.source
     try:

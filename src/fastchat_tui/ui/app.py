@@ -16,7 +16,7 @@ from textual.worker import Worker
 
 from fastchat_tui.config import Config
 from fastchat_tui.session import Session, Turn
-from fastchat_tui.sources.base import Probe
+from fastchat_tui.sources.base import ErrorKind, Probe
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import SourcePicker
@@ -33,9 +33,13 @@ METER_HZ = 8
 
 
 def _preimport() -> None:
-    """Import the source client packages off the event loop (they take ~0.8 s together)."""
+    """Import the source client packages and load the keyring backend off the event loop (~0.8 s together)."""
     import ollama  # noqa: F401
     import openai  # noqa: F401
+
+    from fastchat_tui import keys
+
+    keys.warm()
 
 
 class FastchatApp(App[None]):
@@ -46,6 +50,7 @@ class FastchatApp(App[None]):
     BINDINGS = [
         Binding("f2", "cycle_source", "Source"),
         Binding("escape", "cancel_reply", "Cancel", show=False),
+        Binding("ctrl+r", "retry", "Retry"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -66,7 +71,8 @@ class FastchatApp(App[None]):
         self.config = config
         self.attachments = list(attachments)
         self.initial = (initial_prompt, initial_label, dict(initial_options or {})) if initial_prompt else None
-        self.session = session or Session.open(config)
+        self._startup_warnings: list[str] = []
+        self.session = session or Session.open(config, on_problem=self._history_problem)
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self._reply_worker: Worker | None = None
@@ -95,8 +101,9 @@ class FastchatApp(App[None]):
     def on_mount(self) -> None:
         self.status.show(selected=self._selected_label())
         self._meter_timer = self.set_interval(1 / METER_HZ, self._tick_meter, pause=True)
-        for warning in self._theme_warnings:
-            self.notify(warning, severity="warning")
+        for warning in [*self._theme_warnings, *self._startup_warnings]:
+            self.notify(warning, severity="warning", timeout=10)
+        self._startup_warnings = []
         from fastchat_tui.sources import proxy_warning
 
         for spec in self.config.sources.values():
@@ -108,6 +115,12 @@ class FastchatApp(App[None]):
             self.send(prompt, shown=label, **options)
         if self.probe_on_start:
             self.probe_sources()
+
+    def _history_problem(self, message: str) -> None:
+        if self.is_running:
+            self.notify(message, severity="warning", timeout=10)
+        else:
+            self._startup_warnings.append(message)
 
     @property
     def streaming(self) -> bool:
@@ -140,6 +153,9 @@ class FastchatApp(App[None]):
         """Send ``prompt`` in the current conversation; the transcript shows ``shown`` (default: the prompt)
         and ``options`` (``task``, ``attachments``, ``route``) go to ``Session.send``."""
         self.chat.add_user(shown or prompt)
+        self._start_reply(prompt, options)
+
+    def _start_reply(self, prompt: str, options: dict[str, Any]) -> None:
         self._reply_worker = self.run_worker(self._reply(prompt, options), group="reply", exclusive=True)
 
     async def _reply(self, prompt: str, options: dict[str, Any] | None = None) -> None:
@@ -164,6 +180,9 @@ class FastchatApp(App[None]):
         """A source was chosen (or a fallback taken): say where the prompt went and why."""
         if seen and seen[-1].fallback_from:
             self.chat.add_notice(f"{turn.fallback_from} → {turn.source}: {turn.fallback_reason}", "warning")
+        if not seen and turn.route:
+            for warning in turn.route.warnings:
+                self.notify(warning, severity="warning", timeout=8)
         seen.append(turn)
         self._turn = turn
         route = turn.route
@@ -185,6 +204,47 @@ class FastchatApp(App[None]):
             self.chat.add_notice("cancelled before the first token", "warning")
         reading = turn.reading()
         self.status.show(meter=final_meter(reading, status) if reading else status)
+        if (turn.error and turn.error.kind == ErrorKind.AUTH) or (turn.fallback_reason or "").startswith(("401", "403", "auth")):
+            self._ask_for_key(turn)
+        elif status in ("cut", "error"):
+            self.notify("Ctrl+R retries this prompt" + (" on the next source" if turn.route and turn.route.fallbacks else ""),
+                        timeout=6)
+
+    def _ask_for_key(self, turn: Turn) -> None:
+        """A source rejected its key (or had none): ask for one, keep it in the keyring, retry there."""
+        from fastchat_tui import keys
+        from fastchat_tui.ui.screens.key_prompt import KeyPrompt
+
+        name = turn.fallback_from if turn.fallback_from else turn.source
+        spec = self.config.sources.get(name or "")
+        if spec is None or spec.kind != "openai":
+            return
+
+        def entered(key: str | None) -> None:
+            if not key:
+                return
+            try:
+                keys.store(spec, key)
+            except keys.KeyringUnavailable as exc:
+                self.notify(str(exc), severity="error", timeout=15)
+                return
+            self.session.forget_source(spec.name)
+            self.session.retract(turn)
+            self.chat.add_notice(f"key for {spec.name} saved in the OS keyring; retrying", "information")
+            self._start_reply(turn.prompt, {"source": spec.name})
+
+        self.push_screen(KeyPrompt(spec.name, rejected=turn.error is not None or bool(turn.fallback_from),
+                                   env_var=spec.api_key_env, note=keys.keyring_problem()), entered)
+
+    def action_retry(self) -> None:
+        """Send the last prompt again after a cut or failed reply: on the next source of its route if any."""
+        turn = self._turn
+        if self.streaming or turn is None or turn.status not in ("cut", "error", "cancelled"):
+            return
+        self.session.retract(turn)
+        route = self.session.retry_route(turn)
+        self.chat.add_notice(f"retrying on {route.source}", "information")
+        self._start_reply(turn.prompt, {"route": route})
 
     def _tick_meter(self) -> None:
         turn = self._turn
