@@ -59,6 +59,14 @@ def config_with(**servers) -> Config:
     return Config(sources=sources)
 
 
+async def wait_for(pilot, condition, timeout: float = 30.0) -> None:
+    """Poll ``condition`` between pauses; fail after ``timeout`` seconds (never depends on speed)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.02)
+
+
 def test_bar_uses_eighth_cells():
     assert bar(50, 100, 10) == "█████"
     assert bar(1, 8 * 10, 10) == "▏"
@@ -113,14 +121,12 @@ async def test_live_bench_on_the_screen(spawn_server, tmp_path: Path, monkeypatc
 
         # r runs again; Esc stops a running bench, then closes the screen
         await pilot.press("r")
-        await pilot.pause(0.05)
-        assert screen.running
+        assert screen.running and screen.result is None
         await pilot.press("escape")
-        await pilot.pause(0.05)
-        assert not screen.running and "stopped" in str(screen.query_one("#bench-status").render())
+        await wait_for(pilot, lambda: "stopped" in str(screen.query_one("#bench-status").render()))
+        assert not screen.running and screen.result is None
         await pilot.press("escape")
-        await pilot.pause(0.05)
-        assert not isinstance(app.screen, BenchScreen)
+        await wait_for(pilot, lambda: not isinstance(app.screen, BenchScreen))
 
 
 async def test_failing_source_is_shown_without_a_bar():
@@ -143,20 +149,14 @@ async def test_command_palette_opens_the_bench_screen(spawn_server, tmp_path: Pa
     app = FastchatApp(config, Session(config, key_lookup=env_key), probe_on_start=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("ctrl+p")
-        await pilot.pause(0.1)
         await pilot.press(*"Bench sources")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "Bench sources" in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt)
+                       if app.screen.query("CommandList") and app.screen.query_one("CommandList").option_count else False)
         await pilot.press("enter")
-        deadline = time.monotonic() + 30
-        while not isinstance(app.screen, BenchScreen):
-            assert time.monotonic() < deadline
-            await pilot.pause(0.05)
+        await wait_for(pilot, lambda: isinstance(app.screen, BenchScreen))
         screen = app.screen
         assert screen.sources == ["fast"]
-        while screen.result is None:
-            assert time.monotonic() < deadline
-            await pilot.pause(0.05)
+        await wait_for(pilot, lambda: screen.result is not None)
         assert screen.result.summaries["fast"].ok == 5
         await pilot.press("escape")
-        await pilot.pause(0.05)
-        assert not isinstance(app.screen, BenchScreen)
+        await wait_for(pilot, lambda: not isinstance(app.screen, BenchScreen))

@@ -51,6 +51,7 @@ class FastchatApp(App[None]):
         Binding("f2", "cycle_source", "Source"),
         Binding("escape", "cancel_reply", "Cancel", show=False),
         Binding("ctrl+r", "retry", "Retry"),
+        Binding("f3", "chats", "Chats"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -267,10 +268,52 @@ class FastchatApp(App[None]):
 
         self.push_screen(SourcePicker(self.config.sources, self.probes, self.session.selected), chosen)
 
+    @property
+    def store(self):
+        """The history store, or ``None`` when history is not being kept."""
+        recorder = self.session.recorder
+        return getattr(recorder, "store", None)
+
+    def action_chats(self) -> None:
+        """Open the chat list: saved chats, search over all messages, open/rename/delete/new."""
+        if self.store is None:
+            self.notify("History is not being kept in this session.", severity="warning")
+            return
+        from fastchat_tui.ui.screens.chats import ChatsScreen
+
+        self.push_screen(ChatsScreen(self.store, getattr(self.session.recorder, "chat_id", None)))
+
+    def on_chats_screen_open(self, message) -> None:
+        self.open_chat(message.chat_id)
+
+    def on_chats_screen_new(self, message) -> None:
+        self.action_new_chat()
+
+    def on_chats_screen_deleted(self, message) -> None:
+        if getattr(self.session.recorder, "chat_id", None) == message.chat_id:
+            self.action_new_chat()
+
+    def open_chat(self, chat_id: int) -> None:
+        """Show a saved chat, with each reply's meter line, and continue it."""
+        if self.streaming:
+            self._reply_worker.cancel()
+        self.store.resume(self.session, chat_id)
+        entries = []
+        for stored in self.store.messages(chat_id):
+            if stored.role == "assistant" and stored.reply:
+                entries.append(("assistant", stored.content, stored.reply.line(), stored.reply.status))
+            elif stored.role in ("user", "assistant"):
+                entries.append((stored.role, stored.content, None, "complete"))
+        self.chat.load(entries)
+        self.query(AttachmentsView).remove()
+        self.status.show(route="", meter="")
+
     def action_new_chat(self) -> None:
         if self.streaming:
             self._reply_worker.cancel()
         self.session.messages = [m for m in self.session.messages if m["role"] == "system"]
+        if self.session.recorder is not None:
+            self.session.recorder.chat_id = None
         self.chat.clear()
         self.query(AttachmentsView).remove()  # the files belonged to the old conversation
         self.status.show(route="", meter="")
@@ -279,6 +322,7 @@ class FastchatApp(App[None]):
         yield from super().get_system_commands(screen)
         yield SystemCommand("Switch source", "Pick the source (shows each model and whether it is reachable)", self.action_pick_source)
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
+        yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)
         yield bench_command(self)
 
     async def on_unmount(self) -> None:

@@ -209,6 +209,7 @@ class BenchScreen(Screen[BenchResult | None]):
         self.saved_note: str | None = None
         self._runs: list[Run] = []
         self._batches: list[Batch] = []
+        self._generation = 0  # which start() the running worker belongs to
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="bench-title")
@@ -233,30 +234,39 @@ class BenchScreen(Screen[BenchResult | None]):
 
     def start(self) -> None:
         self._runs, self._batches, self.result, self.saved_note = [], [], None, None
+        self._generation += 1
         self.running = True
         self.query_one("#bench-progress", ProgressBar).update(total=(self.repeat + 1) * len(self.sources), progress=0)
         self._status(Text("starting…", style="dim"))
         self.query_one(BenchChart).show([summarise(name, [], [], self.concurrency) for name in self.sources], self.concurrency)
         self.query_one("#bench-figures", Static).update("")
-        self._bench()
+        self._bench(self._generation)
 
     @work(group="bench", exclusive=True)
-    async def _bench(self) -> None:
+    async def _bench(self, generation: int) -> None:
         from fastchat_tui.bench import bench_session, run_bench
 
         session = self.session_factory() if self.session_factory else bench_session(self.config)
+
+        def on_progress(event: Progress) -> None:
+            if generation == self._generation:
+                self._on_progress(event)
+
         try:
             result = await run_bench(
                 session, self.sources, prompt=self.prompt, repeat=self.repeat, max_tokens=self.max_tokens,
-                concurrency=self.concurrency, on_progress=self._on_progress,
+                concurrency=self.concurrency, on_progress=on_progress,
             )
         except ValueError as exc:
-            self.running = False
-            self._status(Text(str(exc), style="red"))
+            if generation == self._generation:
+                self._status(Text(str(exc), style="red"))
             return
         finally:
-            self.running = False
+            if generation == self._generation:
+                self.running = False
             await session.aclose()
+        if generation != self._generation:
+            return
         self.result = result
         self._after(result)
         self._show_result(result)
@@ -317,6 +327,7 @@ class BenchScreen(Screen[BenchResult | None]):
     def action_close(self) -> None:
         if self.running:
             self.workers.cancel_group(self, "bench")
+            self._generation += 1
             self.running = False
             self._status(Text("stopped · nothing saved · r runs again · Esc closes", style="yellow"))
             return
