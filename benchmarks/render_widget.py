@@ -28,6 +28,7 @@ import statistics
 import sys
 from pathlib import Path
 from time import perf_counter, process_time
+from typing import Callable
 
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
@@ -50,7 +51,10 @@ class _BenchApp(App):
     def __init__(self, use_chat_log: bool) -> None:
         super().__init__()
         self.use_chat_log = use_chat_log
-        self.updates: list[float] = []
+        self.shown_when: Callable[[], bool] | None = None
+        """Set to a test of whether the last token is drawn; `shown` then records
+        the first screen update made once it holds."""
+        self.shown: float | None = None
 
     def compose(self) -> ComposeResult:
         if self.use_chat_log:
@@ -63,7 +67,8 @@ class _BenchApp(App):
         super()._display(screen, renderable)
         if renderable is not None and hasattr(renderable, "render_segments"):
             renderable.render_segments(self.console)
-            self.updates.append(perf_counter())
+            if self.shown is None and self.shown_when is not None and self.shown_when():
+                self.shown = perf_counter()
 
 
 class _StallMeter:
@@ -101,14 +106,12 @@ async def _produce(tokens: list[str], rate: float, emit) -> float:  # type: igno
     return perf_counter()
 
 
-async def _wait_update_after(app: _BenchApp, done) -> float:  # type: ignore[no-untyped-def]
-    """The time of the first screen update once `done()` holds."""
-    while not done():
-        await asyncio.sleep(0.0005)
-    count = len(app.updates)
-    while len(app.updates) == count:
-        await asyncio.sleep(0.0005)
-    return app.updates[count]
+async def _wait_shown(app: _BenchApp, drawn: Callable[[], bool]) -> float:
+    """The time of the first screen update made once `drawn()` holds."""
+    app.shown_when = drawn
+    while app.shown is None:
+        await asyncio.sleep(0.001)
+    return app.shown
 
 
 async def run_chat_log(tokens: list[str], rate: float) -> dict[str, float]:
@@ -124,7 +127,7 @@ async def run_chat_log(tokens: list[str], rate: float) -> dict[str, float]:
         with _StallMeter() as stall:
             last = await _produce(tokens, rate, reply.append)
             reply.finish()
-            shown = await _wait_update_after(app, lambda: not log.pending)
+            shown = await _wait_shown(app, lambda: not log.pending)
         cpu, wall = process_time() - cpu, perf_counter() - wall
         frames = log.render_stats.frames - frames_before
         times = sorted(log.render_stats.frame_seconds)[-frames:]
@@ -162,7 +165,7 @@ async def run_markdown(tokens: list[str], rate: float) -> dict[str, float]:
         last = await _produce(tokens, rate, buffer.append)
         state["producing"] = False
         total = sum(map(len, tokens))
-        shown = await _wait_update_after(app, lambda: state["fed"] == total)
+        shown = await _wait_shown(app, lambda: state["fed"] == total)
         cpu, wall = process_time() - cpu, perf_counter() - wall
         await feeder
     return {"cpu": cpu / wall, "lag_ms": (shown - last) * 1000}

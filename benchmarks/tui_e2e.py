@@ -11,7 +11,7 @@ into ``fastchat`` running in a tmux pane and prints medians over several runs of
 
 It also times ``fastchat --version`` and ``fastchat ask`` (last token sent to the end of
 stdout), with the raw ``openai`` SDK's typed stream reading the same reply as a baseline in
-the same run. Usage: ``python benchmarks/tui_e2e.py [--runs 3] [--rates 1500,5000,20000]``.
+the same run (both timed by the marker's arrival on their stdout). Usage: ``python benchmarks/tui_e2e.py [--runs 3] [--rates 1500,5000,20000]``.
 Needs tmux. Only loopback traffic.
 """
 
@@ -38,6 +38,7 @@ MARKER = "ENDMARK42"
 TYPED = "QXJW"
 SESSION = "fastchat-bench"
 TICKS = os.sysconf("SC_CLK_TCK")
+PASSED_ENV = ("FASTCHAT_CONFIG", "FASTCHAT_DATA_DIR", "XDG_CONFIG_HOME", "COLORTERM")
 
 
 def start_server(tokens_file: Path, rate: float, record: Path, ttft: float = 0.05) -> tuple[subprocess.Popen, str]:
@@ -82,7 +83,8 @@ def one_tui_run(env: dict[str, str], url: str, record: Path, typed_at: float) ->
     tmux("kill-session", "-t", SESSION)
     command = f"exec {shutil.which('fastchat')} -s bench"
     t_launch = time.perf_counter()
-    subprocess.run(["tmux", "new-session", "-d", "-s", SESSION, "-x", "120", "-y", "40", command], env=env, check=True)
+    passed = [arg for name in PASSED_ENV if name in env for arg in ("-e", f"{name}={env[name]}")]
+    subprocess.run(["tmux", "new-session", "-d", "-s", SESSION, "-x", "120", "-y", "40", *passed, command], env=env, check=True)
     t_ready = wait_for(lambda text: "Ask anything" in text)
     pid = int(tmux("display", "-p", "-t", SESSION, "#{pane_pid}").strip())
     time.sleep(0.3)  # let start-up work (probes, imports) finish before measuring CPU
@@ -107,28 +109,34 @@ def one_tui_run(env: dict[str, str], url: str, record: Path, typed_at: float) ->
     }
 
 
-def ask_run(env: dict[str, str], record: Path) -> float:
-    proc = subprocess.Popen([shutil.which("fastchat"), "ask", "-s", "bench", "go"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    while proc.stdout.read(65536):
-        pass
-    t_eof = time.perf_counter()
+def marker_lag_ms(command: list[str], env: dict[str, str] | None, record: Path) -> float:
+    """Run ``command`` and time the marker's arrival on its stdout against the server's last send."""
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    seen = b""
+    t_marker = None
+    while chunk := proc.stdout.read1(65536):
+        seen = seen[-len(MARKER):] + chunk
+        if t_marker is None and MARKER.encode() in seen:
+            t_marker = time.perf_counter()
     proc.wait()
-    return (t_eof - last_record(record)["t_last_sent"]) * 1000
+    return (t_marker - last_record(record)["t_last_sent"]) * 1000
+
+
+def ask_run(env: dict[str, str], record: Path) -> float:
+    return marker_lag_ms([shutil.which("fastchat"), "ask", "-s", "bench", "go"], env, record)
 
 
 def sdk_run(url: str, record: Path) -> float:
     code = (
-        "import openai,time,sys\n"
-        f"c=openai.OpenAI(base_url={url!r}+'/v1',api_key='x')\n"
+        "import openai,sys\n"
+        f"c=openai.OpenAI(base_url={url!r},api_key='x')\n"
         "s=c.chat.completions.create(model='bench-model',messages=[{'role':'user','content':'go'}],stream=True,"
         "stream_options={'include_usage':True})\n"
         "for ch in s:\n"
-        "    if ch.choices and ch.choices[0].delta.content: sys.stdout.write(ch.choices[0].delta.content)\n"
-        "sys.stdout.flush(); print(time.perf_counter(), file=sys.stderr)\n"
+        "    if ch.choices and ch.choices[0].delta.content:\n"
+        "        sys.stdout.write(ch.choices[0].delta.content); sys.stdout.flush()\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return (float(done.stderr.strip().splitlines()[-1]) - last_record(record)["t_last_sent"]) * 1000
+    return marker_lag_ms([sys.executable, "-c", code], None, record)
 
 
 def version_ms(env: dict[str, str], runs: int = 15) -> float:
@@ -171,7 +179,7 @@ def main() -> None:
             try:
                 config = scratch / "config.toml"
                 config.write_text(f'default_source = "bench"\n[sources.bench]\nkind = "openai"\n'
-                                  f'base_url = "{url}/v1"\nmodel = "bench-model"\n')
+                                  f'base_url = "{url}"\nmodel = "bench-model"\n')
                 env["FASTCHAT_CONFIG"] = str(config)
                 expected = len(pieces) / rate
                 runs = [one_tui_run(env, url, record, typed_at=expected / 3) for _ in range(args.runs)]

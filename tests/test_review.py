@@ -261,7 +261,7 @@ def test_session_passes_the_review_task_and_attachments_to_the_router():
 
     def router(prompt, session, **hints):
         seen.append(hints)
-        return Route("a", "test router", hints.get("hint") or "chat")
+        return Route(hints.get("chosen") or "a", "test router", hints.get("hint") or "chat")
 
     config = Config(sources={"a": source("a"), "b": source("b")}, default_source="auto")
     session = Session(config, router=router)
@@ -269,8 +269,9 @@ def test_session_passes_the_review_task_and_attachments_to_the_router():
     assert session.route("p", task="review", attachments=attachments).task == "review"
     assert seen[-1]["hint"] == "review" and seen[-1]["attachments"][0].name == "x.py"
     session.route("p")
-    assert seen[-1] == {}
-    assert session.route("p", "b", task="review") == Route("b", "chosen by hand", "review")
+    assert seen[-1] == {"attachments": (), "hint": None}
+    assert session.route("p", "b", task="review") == Route("b", "test router", "review")
+    assert seen[-1]["chosen"] == "b"
     asyncio.run(session.aclose())
 
 

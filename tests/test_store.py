@@ -255,7 +255,7 @@ async def test_fallback_records_one_reply_from_the_second_source(store: Store) -
         working.push(Script(tokens=["ok"]))
         config = config_for(failing, working)
         session = Session(config, recorder=store.recorder(config),
-                          router=lambda prompt, s: Route("fast", "test", fallbacks=["backup"]))
+                          router=lambda prompt, s, **hints: Route("fast", "test", fallbacks=["backup"]))
         session.selected = "auto"
         turn = await session.send("try both")
     assert turn.status == "complete" and turn.source == "backup"

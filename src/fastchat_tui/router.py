@@ -501,14 +501,21 @@ class Router:
         attachments: Sequence[Attachment] = (),
         max_tokens: int | None = None,
         hint: str | None = None,
+        chosen: str | None = None,
     ) -> Route:
+        """Route one prompt; ``chosen`` is a source picked by hand (allowed, with warnings)."""
         history: tuple[str, ...] = ()
         if session is not None:
             history = tuple(str(m.get("content", "")) for m in getattr(session, "messages", ()) if m.get("content"))
             if max_tokens is None:
                 max_tokens = getattr(getattr(session, "config", None), "max_tokens", None)
         files = tuple(a if isinstance(a, Attachment) else Attachment(str(a.name), str(a.text)) for a in attachments)
-        return self.route(Request(prompt, files, history, max_tokens, hint))
+        request = Request(prompt, files, history, max_tokens, hint)
+        if chosen is not None:
+            route = self.manual(request, chosen)
+            route.task = hint or route.task
+            return route
+        return self.route(request)
 
     def route(self, request: Request) -> Route:
         """Where ``request`` goes; raises :class:`SourceError` when no source may take it."""

@@ -77,8 +77,11 @@ def env_key(source: SourceConfig) -> str | None:
     return os.environ.get(source.api_key_env) if source.api_key_env else None
 
 
-def default_route(prompt: str, session: "Session", *, attachments: object = (), hint: str | None = None) -> Route:
-    """Until a router decides, auto means ``default_source`` or else the first configured source."""
+def default_route(prompt: str, session: "Session", *, attachments: object = (), hint: str | None = None,
+                  chosen: str | None = None) -> Route:
+    """Without a router: a source chosen by hand, else ``default_source``, else the first configured source."""
+    if chosen is not None:
+        return Route(chosen, "chosen by hand", hint or "chat")
     config = session.config
     name = config.default_source if config.default_source in config.sources else next(iter(config.sources))
     return Route(name, "default source", hint or "chat")
@@ -144,13 +147,11 @@ class Session:
         """Where ``prompt`` goes. ``task`` names the task kind when the command knows it (``fastchat review``:
         "review"); ``attachments`` (objects with ``name`` and ``text``) let the router see file names and contents."""
         chosen = source or self.selected
-        if chosen != "auto":
-            if chosen not in self.config.sources:
-                raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{chosen}' (configured: {', '.join(self.config.sources)})")
-            return Route(chosen, "chosen by hand", task or "chat")
-        if task or attachments:
+        if chosen == "auto":
             return self.router(prompt, self, attachments=tuple(attachments), hint=task)
-        return self.router(prompt, self)
+        if chosen not in self.config.sources:
+            raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{chosen}' (configured: {', '.join(self.config.sources)})")
+        return self.router(prompt, self, attachments=tuple(attachments), hint=task, chosen=chosen)
 
     def retract(self, turn: Turn) -> None:
         """Take ``turn`` back out of the context (before retrying it), so no text is sent twice."""

@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 from time import perf_counter
-from typing import ClassVar, Iterable, Literal
+from typing import ClassVar, Iterable, Literal, NamedTuple
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -31,7 +31,7 @@ from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 from rich.theme import Theme
 from textual.color import Color
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
@@ -422,6 +422,15 @@ class ReplyEntry(_Entry):
         return [_BLANK, *renderer.text(text, component), _BLANK]
 
 
+class _LinePass(NamedTuple):
+    """What drawing every line of one pass needs."""
+
+    width: int
+    style: Style
+    selection: Selection | None
+    selection_style: Style
+
+
 @dataclass
 class RenderStats:
     """Counters for tests, benchmarks and diagnostics."""
@@ -524,6 +533,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._reflow_queued = False
         self._last_frame = 0.0
         self._interval = FRAME_INTERVAL
+        self._pass = _LinePass(0, Style(), None, Style())
 
     # Public API
 
@@ -792,23 +802,33 @@ class ChatLog(ScrollView, can_focus=True):
         index = bisect_right(self._starts, y) - 1
         return self._entries[index].line(y - self._starts[index])
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Look up what every line needs once per pass, not once per line.
+        self._pass = _LinePass(
+            self.scrollable_content_region.width,
+            self.rich_style,
+            self.text_selection,
+            self.screen.get_component_rich_style("screen--selection"),
+        )
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
+        line_pass = self._pass
+        width = line_pass.width
         scroll_x, scroll_y = self.scroll_offset
         y += scroll_y
-        width = self.scrollable_content_region.width
         strip = self._strip_at(y)
         if strip is None:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, line_pass.style)
         strip = strip.crop_extend(scroll_x, scroll_x + width, None)
-        selection = self.text_selection
+        selection = line_pass.selection
         if selection is not None and (span := selection.get_span(y)) is not None:
             start, end = span
             cut_start = strip.index_to_cell_position(start)
             cut_end = width if end == -1 else strip.index_to_cell_position(end)
             before, selected, after = strip.divide([cut_start, cut_end, width])
-            selection_style = self.screen.get_component_rich_style("screen--selection")
-            strip = Strip.join([before, selected.apply_style(selection_style), after])
-        return strip.apply_style(self.rich_style).apply_offsets(scroll_x, y)
+            strip = Strip.join([before, selected.apply_style(line_pass.selection_style), after])
+        return strip.apply_style(line_pass.style).apply_offsets(scroll_x, y)
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         if not self._height:
