@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui import cli
-from fastchat_tui.bench import Stat, feed_router, run_bench, schedule
+from fastchat_tui.bench import Stat, feed_router, run_bench, save, schedule
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.router import MemoryLedger, Router
+from fastchat_tui.router import MemoryLedger, Router, StoreLedger
 from fastchat_tui.session import Session, env_key
+from fastchat_tui.store import Store
 from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
 
 # The two profiles of the issue: a hosted fast endpoint and a slow local model.
@@ -243,6 +244,19 @@ async def test_bench_feeds_the_routers_latency_statistics(spawn_server):
     stats = router.ledger.latency("fast")
     assert stats.ttft_s == result.summaries["fast"].stat("ttft_s").median
     assert stats.decode_tps == result.summaries["fast"].stat("decode_tps").median
+
+
+async def test_saved_bench_figures_feed_the_store_backed_router(spawn_server, tmp_path: Path):
+    fast = spawn_server(OpenAIServer, default=Script(tokens=synthetic_tokens(100), ttft_s=0.03, rate_tps=1000))
+    session = session_for(fast=fast)
+    result = await bench(session, ["fast"], repeat=3, max_tokens=100)
+    with Store.open(tmp_path / "history.db") as store:
+        ledger = StoreLedger(store)
+        assert ledger.latency("fast") is None  # nothing measured yet
+        save(store, result)
+        stats = ledger.latency("fast")
+    assert stats.ttft_s == pytest.approx(result.summaries["fast"].stat("ttft_s").median)
+    assert stats.decode_tps == pytest.approx(result.summaries["fast"].stat("decode_tps").median)
 
 
 # --------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ async def test_live_bench_on_the_screen(spawn_server, tmp_path: Path, monkeypatc
         text = str(chart.render())
         assert "decode tok/s" in text and "TTFT ms" in text and "█" in text
         status = str(screen.query_one("#bench-status").render())
-        assert status.startswith("done") and "saved to history" in status
+        assert status.startswith("done") and "saved to history" in status, status
         # progress was shown while it ran: which source, which run
         assert any("run 1/2" in s for s in statuses)
         # the router learned each source's medians

@@ -348,12 +348,12 @@ async def _batch(session, name: str, round_: int, prompt: str, max_tokens: int |
 
 
 def bench_session(config):
-    """A session for benching: the standard one, minus the history recorder (runs are not chat turns)."""
+    """A session for benching: the same sources, keys and meter as chat, but no history recorder
+    (runs are not chat turns; the bench saves its own summary) and no router (every request
+    names its source)."""
     from fastchat_tui.session import Session
 
-    session = Session.open(config)
-    session.recorder = None
-    return session
+    return Session(config)
 
 
 # --------------------------------------------------------------------------------------

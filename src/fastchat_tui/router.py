@@ -403,7 +403,16 @@ class StoreLedger:
         return float(self.store.spend(source, "%04d-%02d" % _month(now)))
 
     def latency(self, source: str) -> Any:
-        return self.store.latency_stats(source)
+        """Recent chat replies' medians; before any reply, the newest ``fastchat bench`` figures."""
+        stats = self.store.latency_stats(source)
+        if stats.samples:
+            return stats
+        from fastchat_tui.bench import history
+
+        rows = history(self.store, [source], limit=1)
+        if rows and (rows[0].ttft_s is not None or rows[0].decode_tps is not None):
+            return LatencyStats(rows[0].ttft_s, rows[0].decode_tps, rows[0].ok)
+        return None
 
 
 def _month(t: float) -> tuple[int, int]:

@@ -1,24 +1,28 @@
 """The chat transcript: user messages, streamed Markdown replies and notices.
 
-`ChatLog` draws with the line API: every entry is rendered with Rich into cached
-strips, and only the lines on screen are composed. A streamed reply is split into
-top-level Markdown blocks as text arrives (`markdown_blocks.BlockSplitter`); each
-finished block is rendered once, and only the unfinished tail is re-rendered, at
-most once per frame. An open code fence draws its completed lines in chunks as they
-arrive and is rendered whole once when it closes. A change of width or theme
-re-renders entries in short slices, the ones on screen first, so the app stays
-responsive with a long transcript.
+`ChatLog` draws with the line API, so only the lines on screen are composed.
+
+* A streamed reply is split into top-level Markdown blocks as text arrives
+  (`markdown_blocks.BlockSplitter`). Each finished block is rendered once with Rich;
+  only the unfinished tail is re-rendered, at most once per frame. An open code
+  fence draws its completed lines in chunks and is rendered whole when it closes.
+* Finished content is kept as pieces (a header, a block, a blank line) that know
+  their height. Their rendered strips live in a bounded cache and are rendered again
+  if they are scrolled back into view after being evicted, so memory and garbage
+  collection work stay flat however long the transcript grows.
+* A change of width or theme re-renders entries in short slices, those on screen
+  first, so a long transcript never freezes the app.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from functools import lru_cache
-from time import perf_counter
-from typing import ClassVar, Iterable, Literal, NamedTuple
+from functools import lru_cache, partial
+from time import perf_counter, process_time
+from typing import Callable, ClassVar, Iterable, Literal, NamedTuple
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -47,12 +51,16 @@ Severity = Literal["information", "warning", "error"]
 
 FRAME_INTERVAL = 1 / 60
 """Shortest time between two frames of streamed text, in seconds."""
-FRAME_SHARE = 0.4
-"""Frames are spaced so that processing them takes at most this share of a core."""
+SLOWEST_FRAME_INTERVAL = 1 / 20
+"""Longest time between two frames while text keeps arriving."""
+CPU_TARGET = 0.5
+"""Frames are spaced out when the process uses more than this share of a core."""
 REFLOW_SLICE = 0.008
 """Longest run of re-rendering stale entries before yielding to the event loop."""
 FENCE_RERENDER_LINES = 150
 """A streamed fence up to this many lines is re-rendered whole when it closes."""
+CACHE_LINES = 600
+"""Rendered lines of finished content kept in memory."""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _NOTICE_ICONS = {"information": "ℹ", "warning": "⚠", "error": "✖"}
@@ -80,7 +88,8 @@ def _clean(text: str) -> str:
 @lru_cache(maxsize=64)
 def _lexer(info: str) -> Lexer | None:
     """The Pygments lexer for a fence info string, if there is one."""
-    name = info.split(maxsplit=1)[0].strip("{}.").lower() if info.strip() else ""
+    words = info.split(maxsplit=1)
+    name = words[0].strip("{}.").lower() if words else ""
     if not name:
         return None
     try:
@@ -106,7 +115,7 @@ class _ListItem(ListItem):
     def render_number(
         self, console: Console, options: ConsoleOptions, number: int, last_number: int
     ) -> RenderResult:
-        width = len(str(last_number)) + 2
+        width = len(str(last_number)) + 3
         lines = console.render_lines(self.elements, options.update(width=options.max_width - width), style=self.style)
         style = console.get_style("markdown.item.number", default="none")
         numeral = Segment(f"{number}.".rjust(width - 1) + " ", style)
@@ -124,8 +133,8 @@ class _CodeBlock(CodeBlock):
 
     @classmethod
     def create(cls, markdown: Markdown, token) -> _CodeBlock:  # type: ignore[no-untyped-def]
-        block = cls(token.info or "", "")
         assert isinstance(markdown, _Markdown)
+        block = cls(token.info or "", "")
         block.renderer = markdown.renderer
         return block
 
@@ -149,13 +158,33 @@ class _Markdown(Markdown):
         self.renderer = renderer
 
 
+def _is_blank(strip: Strip) -> bool:
+    return not strip.text.strip() and not any(style is not None and style.bgcolor for _, style, _ in strip)
+
+
+_BLANK = Strip([])
+
+
+@dataclass
+class RenderStats:
+    """Counters for tests, benchmarks and diagnostics."""
+
+    frames: int = 0
+    block_renders: int = 0
+    """Finished blocks rendered: once each, again after a re-wrap or a cache eviction."""
+    tail_renders: int = 0
+    frame_seconds: deque[float] = field(default_factory=lambda: deque(maxlen=4096))
+    """Processing time of recent frames."""
+
+
 class _Renderer:
     """Renders Markdown, code and plain text to strips at one width and theme."""
 
-    def __init__(self, console: Console, key: tuple, styles: dict[str, Style], code_theme: str) -> None:
+    def __init__(self, console: Console, key: tuple, styles: dict[str, Style], code_theme: str, stats: RenderStats) -> None:
         self.key = key
         self.width: int = key[0]
         self.styles = styles
+        self.stats = stats
         self._console = console
         self._options = console.options.update(width=self.width, height=None, highlight=False, markup=False)
         self._theme = Theme({name: styles[component] for name, component in _MARKDOWN_STYLES.items()})
@@ -196,6 +225,7 @@ class _Renderer:
 
     def block(self, block: Block) -> list[Strip]:
         """Strips for a finished Markdown block."""
+        self.stats.block_renders += 1
         if block.kind == "fence":
             return self.code(block.code, block.info)
         return self.markdown(block.text)
@@ -203,31 +233,61 @@ class _Renderer:
     def markdown(self, text: str) -> list[Strip]:
         return self._strips(_Markdown(text, self))
 
-    def text(self, text: str, component: str | None = None) -> list[Strip]:
-        """Plain wrapped text, optionally in a component style."""
-        content = Text(text, style=self.styles[component] if component else "")
+    def text(self, text: str, component: str) -> list[Strip]:
+        """Plain wrapped text in a component style."""
+        content = Text(text, style=self.styles[component])
         content.expand_tabs()
         return [Strip(line) for line in self._console.render_lines(content, self._options, pad=False)]
 
-    def line(self, text: str, component: str) -> Strip:
+    def line(self, text: str, component: str) -> list[Strip]:
         """One line of text in a component style, cut with an ellipsis if too long."""
         content = Text(text, style=self.styles[component], no_wrap=True, overflow="ellipsis")
-        lines = self._console.render_lines(content, self._options, pad=False)
-        return Strip(lines[0]) if lines else _BLANK
+        return [Strip(line) for line in self._console.render_lines(content, self._options, pad=False)[:1]]
 
 
-def _is_blank(strip: Strip) -> bool:
-    return not strip.text.strip() and not any(style is not None and style.bgcolor for _, style, _ in strip)
+class _Piece:
+    """Finished lines of an entry that render as a unit, and how many there are."""
+
+    __slots__ = ("make", "height")
+
+    def __init__(self, make: Callable[[_Renderer], list[Strip]], height: int) -> None:
+        self.make = make
+        self.height = height
 
 
-_BLANK = Strip([])
+_BLANK_PIECE = _Piece(lambda renderer: [_BLANK], 1)
 
 
-def _separator(previous: BlockKind | None, kind: BlockKind | None, gap: bool) -> list[Strip]:
-    """Blank lines between two blocks: none between the items of a tight list."""
-    if previous is None or (previous == "list" and kind == "list" and not gap):
-        return []
-    return [_BLANK]
+class _StripCache:
+    """The strips of recently drawn pieces, up to `CACHE_LINES` lines."""
+
+    def __init__(self) -> None:
+        self._strips: OrderedDict[_Piece, list[Strip]] = OrderedDict()
+        self._lines = 0
+
+    def get(self, piece: _Piece) -> list[Strip] | None:
+        strips = self._strips.get(piece)
+        if strips is not None:
+            self._strips.move_to_end(piece)
+        return strips
+
+    def put(self, piece: _Piece, strips: list[Strip]) -> None:
+        if piece in self._strips:
+            return
+        self._strips[piece] = strips
+        self._lines += len(strips)
+        while self._lines > CACHE_LINES and len(self._strips) > 1:
+            _, evicted = self._strips.popitem(last=False)
+            self._lines -= len(evicted)
+
+    def clear(self) -> None:
+        self._strips.clear()
+        self._lines = 0
+
+
+def _separator(previous: BlockKind | None, kind: BlockKind | None, gap: bool) -> bool:
+    """Whether a blank line goes between two blocks (not between tight list items)."""
+    return previous is not None and not (previous == "list" and kind == "list" and not gap)
 
 
 def _estimate_lines(text: str, width: int) -> int:
@@ -237,35 +297,59 @@ def _estimate_lines(text: str, width: int) -> int:
 
 
 class _Entry:
-    """One transcript entry and its lines rendered at the log's width."""
+    """One transcript entry: finished pieces, then live lines re-rendered as it streams."""
 
     def __init__(self) -> None:
         self.index = 0
         self.key: tuple | None = None
-        """Key of the renderer the lines were made with (None: never rendered)."""
-        self.lines: list[Strip] = []
-        self.footer: list[Strip] = []
-
-    def sections(self) -> tuple[list[Strip], ...]:
-        return self.lines, self.footer
+        """Key of the renderer the entry was last rendered with (None: never)."""
+        self.pieces: list[_Piece] = []
+        self.piece_starts: list[int] = []
+        self.settled_height = 0
+        self.live: list[Strip] = []
 
     def height(self, width: int) -> int:
         if self.key is None:
             return self.estimate(width)
-        return sum(len(section) for section in self.sections())
+        return self.settled_height + len(self.live)
 
-    def line(self, y: int) -> Strip | None:
-        """The line at `y` within the entry, if rendered."""
-        for section in self.sections():
-            if y < len(section):
-                return section[y]
-            y -= len(section)
-        return None
+    def locate(self, y: int) -> tuple[_Piece, int] | Strip | None:
+        """The piece and row within it at row `y`, or the live strip there."""
+        if y < self.settled_height:
+            index = bisect_right(self.piece_starts, y) - 1
+            return self.pieces[index], y - self.piece_starts[index]
+        y -= self.settled_height
+        return self.live[y] if y < len(self.live) else None
+
+    def _reset(self, renderer: _Renderer) -> None:
+        self.key = renderer.key
+        self.pieces, self.piece_starts, self.settled_height = [], [], 0
+
+    def _add_piece(
+        self,
+        make: Callable[[_Renderer], list[Strip]],
+        renderer: _Renderer,
+        cache: _StripCache,
+        strips: list[Strip] | None = None,
+    ) -> None:
+        """Add finished lines made by `make` (or already made: `strips`)."""
+        if strips is None:
+            strips = make(renderer)
+        piece = _Piece(make, len(strips))
+        self.pieces.append(piece)
+        self.piece_starts.append(self.settled_height)
+        self.settled_height += piece.height
+        cache.put(piece, strips)
+
+    def _add_blank(self) -> None:
+        self.pieces.append(_BLANK_PIECE)
+        self.piece_starts.append(self.settled_height)
+        self.settled_height += 1
 
     def estimate(self, width: int) -> int:
         raise NotImplementedError
 
-    def render(self, renderer: _Renderer, stats: RenderStats) -> None:
+    def render(self, renderer: _Renderer, cache: _StripCache) -> None:
         """Render the whole entry."""
         raise NotImplementedError
 
@@ -282,11 +366,13 @@ class _TextEntry(_Entry):
     def estimate(self, width: int) -> int:
         return _estimate_lines(self.text, width) + (self.header is not None) + 1
 
-    def render(self, renderer: _Renderer, stats: RenderStats) -> None:
-        header = [renderer.line(*self.header)] if self.header else []
-        self.lines = header + renderer.text(self.text, self.component)
-        self.footer = [_BLANK]
-        self.key = renderer.key
+    def render(self, renderer: _Renderer, cache: _StripCache) -> None:
+        self._reset(renderer)
+        if self.header is not None:
+            label, component = self.header
+            self._add_piece(partial(_Renderer.line, text=label, component=component), renderer, cache)
+        self._add_piece(partial(_Renderer.text, text=self.text, component=self.component), renderer, cache)
+        self._add_blank()
 
 
 class ReplyEntry(_Entry):
@@ -303,10 +389,8 @@ class ReplyEntry(_Entry):
         self._closing = status != "streaming"
         self._splitter = BlockSplitter()
         self._last_kind: BlockKind | None = None
-        self._separator: list[Strip] = []
         self._fence: list[Strip] = []
         self._fence_lines = 0
-        self._tail: list[Strip] = []
 
     @property
     def text(self) -> str:
@@ -344,13 +428,6 @@ class ReplyEntry(_Entry):
         if self._log is not None:
             self._log._reply_changed(self, urgent=True)
 
-    @property
-    def has_pending(self) -> bool:
-        return bool(self._pending) or self._closing
-
-    def sections(self) -> tuple[list[Strip], ...]:
-        return self.lines, self._separator, self._fence, self._tail, self.footer
-
     def estimate(self, width: int) -> int:
         return _estimate_lines(self.text, width) + 2 + (self._status not in ("streaming", "complete"))
 
@@ -363,38 +440,37 @@ class ReplyEntry(_Entry):
             self._closing = False
         return blocks
 
-    def render(self, renderer: _Renderer, stats: RenderStats) -> None:
+    def render(self, renderer: _Renderer, cache: _StripCache) -> None:
         self._consume()
-        self.lines = [renderer.line(self.label, "chat-log--assistant-header")]
+        self._reset(renderer)
+        header = partial(_Renderer.line, text=self.label, component="chat-log--assistant-header")
+        self._add_piece(header, renderer, cache)
         self._last_kind = None
         self._fence, self._fence_lines = [], 0
         for block in self._splitter.blocks:
-            self._settle(block, renderer.block(block))
-            stats.block_renders += 1
-        self._render_live(renderer, stats)
-        self.key = renderer.key
+            self._settle(block, renderer, cache)
+        self._render_live(renderer)
 
-    def advance(self, renderer: _Renderer, stats: RenderStats) -> None:
+    def advance(self, renderer: _Renderer, cache: _StripCache) -> None:
         """Render what arrived since the last frame."""
         for block in self._consume():
+            strips = None
             if block.kind == "fence" and self._fence and block.code.count("\n") >= FENCE_RERENDER_LINES:
-                self._settle(block, self._fence + renderer.code("", "", top=False))
-            else:
-                self._settle(block, renderer.block(block))
-                stats.block_renders += 1
-        self._render_live(renderer, stats)
+                strips = self._fence + renderer.code("", "", top=False)
+            self._settle(block, renderer, cache, strips)
+        self._render_live(renderer)
 
-    def _settle(self, block: Block, strips: list[Strip]) -> None:
-        """Add a finished block's strips to the settled lines."""
-        self.lines += _separator(self._last_kind, block.kind, block.gap)
-        self.lines += strips
+    def _settle(self, block: Block, renderer: _Renderer, cache: _StripCache, strips: list[Strip] | None = None) -> None:
+        """Add a finished block to the finished pieces."""
+        if _separator(self._last_kind, block.kind, block.gap):
+            self._add_blank()
+        self._add_piece(partial(_Renderer.block, block=block), renderer, cache, strips)
         self._last_kind = block.kind
         self._fence, self._fence_lines = [], 0
 
-    def _render_live(self, renderer: _Renderer, stats: RenderStats) -> None:
+    def _render_live(self, renderer: _Renderer) -> None:
         """Render the unfinished tail and the footer."""
         splitter = self._splitter
-        kind = splitter.tail_kind
         fence = splitter.open_fence
         if fence is not None:
             done = self._fence_lines
@@ -402,16 +478,15 @@ class ReplyEntry(_Entry):
                 chunk = "\n".join(fence.lines[done:])
                 self._fence += renderer.code(chunk, fence.info, top=done == 0, bottom=False)
                 self._fence_lines = len(fence.lines)
-            self._tail = renderer.code(fence.partial, fence.info, top=not self._fence, bottom=True)
-            stats.tail_renders += 1
+            tail = self._fence + renderer.code(fence.partial, fence.info, top=not self._fence, bottom=True)
         else:
             text = splitter.tail_text()
-            self._tail = renderer.markdown(text) if text.strip() else []
-            if self._tail:
-                stats.tail_renders += 1
-        has_tail = bool(self._fence or self._tail)
-        self._separator = _separator(self._last_kind, kind, splitter.tail_gap) if has_tail else []
-        self.footer = self._footer(renderer)
+            tail = renderer.markdown(text) if text.strip() else []
+        if tail:
+            renderer.stats.tail_renders += 1
+            if _separator(self._last_kind, splitter.tail_kind, splitter.tail_gap):
+                tail.insert(0, _BLANK)
+        self.live = tail + self._footer(renderer)
 
     def _footer(self, renderer: _Renderer) -> list[Strip]:
         marker = _STATUS_MARKERS.get(self._status)
@@ -429,18 +504,6 @@ class _LinePass(NamedTuple):
     style: Style
     selection: Selection | None
     selection_style: Style
-
-
-@dataclass
-class RenderStats:
-    """Counters for tests, benchmarks and diagnostics."""
-
-    frames: int = 0
-    block_renders: int = 0
-    """Finished blocks rendered (each block once, plus once per re-wrap)."""
-    tail_renders: int = 0
-    frame_seconds: deque[float] = field(default_factory=lambda: deque(maxlen=4096))
-    """Processing time of recent frames."""
 
 
 class ChatLog(ScrollView, can_focus=True):
@@ -523,6 +586,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._entries: list[_Entry] = []
         self._starts: list[int] = []
         self._height = 0
+        self._cache = _StripCache()
         self._renderer: _Renderer | None = None
         self._styles_dirty = True
         self._dirty: dict[int, _Entry] = {}
@@ -532,6 +596,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._frame_queued = False
         self._reflow_queued = False
         self._last_frame = 0.0
+        self._last_cpu = 0.0
         self._interval = FRAME_INTERVAL
         self._pass = _LinePass(0, Style(), None, Style())
 
@@ -549,7 +614,7 @@ class ChatLog(ScrollView, can_focus=True):
 
     def add_user(self, text: str) -> None:
         """Add a message the user sent."""
-        self._add(_TextEntry(text, "chat-log--user-text", (self.user_label, "chat-log--user-header")))
+        self._add(self._user_entry(text))
 
     def add_notice(self, text: str, severity: Severity = "information") -> None:
         """Add an information, warning or error line."""
@@ -572,7 +637,7 @@ class ChatLog(ScrollView, can_focus=True):
         self.clear()
         for role, text in messages:
             if role == "user":
-                entry: _Entry = _TextEntry(text, "chat-log--user-text", (self.user_label, "chat-log--user-header"))
+                entry: _Entry = self._user_entry(text)
             elif role == "assistant":
                 entry = ReplyEntry(self, assistant_label, text, status="complete")
             else:
@@ -593,6 +658,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._starts.clear()
         self._dirty.clear()
         self._stale.clear()
+        self._cache.clear()
         self._height = 0
         self._set_virtual_size(Size(self._width, 0))
         self._set_following(True)
@@ -607,6 +673,9 @@ class ChatLog(ScrollView, can_focus=True):
         self.resume_following()
 
     # Entries and layout
+
+    def _user_entry(self, text: str) -> _TextEntry:
+        return _TextEntry(text, "chat-log--user-text", (self.user_label, "chat-log--user-header"))
 
     @property
     def _width(self) -> int:
@@ -636,7 +705,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._set_virtual_size(Size(width, y))
 
     def _set_virtual_size(self, size: Size) -> None:
-        """Update the scrollable size without a layout of the whole screen."""
+        """Update the scrollable size; only this widget needs a repaint, not a layout."""
         if size != self.virtual_size:
             self.set_reactive(ChatLog.virtual_size, size)
             self._scroll_update(size)
@@ -654,7 +723,7 @@ class ChatLog(ScrollView, can_focus=True):
             key = (width, dark, tuple(styles.values()))
             if renderer is None or renderer.key != key:
                 theme = self.DARK_CODE_THEME if dark else self.LIGHT_CODE_THEME
-                self._renderer = _Renderer(self.app.console, key, styles, theme)
+                self._renderer = _Renderer(self.app.console, key, styles, theme, self.render_stats)
                 self._stale = set(range(len(self._entries)))
                 self._request_reflow()
         return self._renderer
@@ -674,10 +743,10 @@ class ChatLog(ScrollView, can_focus=True):
 
     def _render_entry(self, entry: _Entry, renderer: _Renderer) -> None:
         if entry.key != renderer.key:
-            entry.render(renderer, self.render_stats)
+            entry.render(renderer, self._cache)
             self._stale.discard(entry.index)
         elif isinstance(entry, ReplyEntry):
-            entry.advance(renderer, self.render_stats)
+            entry.advance(renderer, self._cache)
 
     # Frames
 
@@ -709,6 +778,17 @@ class ChatLog(ScrollView, can_focus=True):
             self._frame_queued = True
             self.call_later(self._run_frame)
 
+    def _pace(self, started: float) -> None:
+        """Space frames out while the process is busier than `CPU_TARGET`."""
+        cpu = process_time()
+        wall = started - self._last_frame
+        if wall < SLOWEST_FRAME_INTERVAL * 2:
+            load = (cpu - self._last_cpu) / wall / CPU_TARGET
+            self._interval = min(SLOWEST_FRAME_INTERVAL, max(FRAME_INTERVAL, self._interval * load))
+        else:
+            self._interval = FRAME_INTERVAL
+        self._last_frame, self._last_cpu = started, cpu
+
     def _run_frame(self) -> None:
         self._frame_timer = None
         self._frame_queued = False
@@ -716,6 +796,7 @@ class ChatLog(ScrollView, can_focus=True):
         if renderer is None or not self._dirty:
             return
         started = perf_counter()
+        self._pace(started)
         dirty = sorted(self._dirty)
         self._dirty.clear()
         for index in dirty:
@@ -724,12 +805,9 @@ class ChatLog(ScrollView, can_focus=True):
         self.refresh_lines(self._starts[dirty[0]], self._height - self._starts[dirty[0]])
         if self._following:
             self._scroll_to_end()
-        elapsed = perf_counter() - started
-        self._last_frame = started
-        self._interval = max(FRAME_INTERVAL, elapsed / FRAME_SHARE)
         stats = self.render_stats
         stats.frames += 1
-        stats.frame_seconds.append(elapsed)
+        stats.frame_seconds.append(perf_counter() - started)
 
     def _request_reflow(self) -> None:
         if self.is_mounted and not self._reflow_queued and self._stale:
@@ -796,11 +874,23 @@ class ChatLog(ScrollView, can_focus=True):
     # Drawing and selection
 
     def _strip_at(self, y: int) -> Strip | None:
-        """The rendered line at transcript row `y`, if any."""
+        """The rendered line at transcript row `y`, if it can be drawn now."""
         if not 0 <= y < self._height:
             return None
         index = bisect_right(self._starts, y) - 1
-        return self._entries[index].line(y - self._starts[index])
+        entry = self._entries[index]
+        found = entry.locate(y - self._starts[index])
+        if not isinstance(found, tuple):
+            return found
+        piece, row = found
+        strips = self._cache.get(piece)
+        if strips is None:
+            renderer = self._renderer
+            if renderer is None or entry.key != renderer.key:
+                return None
+            strips = piece.make(renderer)
+            self._cache.put(piece, strips)
+        return strips[row] if row < len(strips) else None
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # Look up what every line needs once per pass, not once per line.

@@ -1,0 +1,313 @@
+"""Tests for the chat transcript widget, driven through a small app with Pilot."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.geometry import Offset
+from textual.pilot import Pilot
+from textual.selection import SELECT_ALL, Selection
+
+from fastchat_tui.ui.markdown_blocks import BlockSplitter
+from fastchat_tui.ui.widgets.chat_log import CACHE_LINES, ChatLog
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import corpus  # noqa: E402
+
+REPLY = (
+    "# Plan\n\nFirst a **bold** paragraph with `code`.\n\n- alpha\n- beta\n\n"
+    "1. one\n2. two\n\n| key | value |\n|-----|-------|\n| a   | 1     |\n\n"
+    "```python\ndef f():\n    return 1\n```\n\nDone."
+)
+
+
+class LogApp(App[None]):
+    """A screen holding only the log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.follow_events: list[bool] = []
+
+    def compose(self) -> ComposeResult:
+        yield ChatLog()
+
+    def on_chat_log_follow_changed(self, event: ChatLog.FollowChanged) -> None:
+        self.follow_events.append(event.following)
+
+
+async def drawn(pilot: Pilot[None], log: ChatLog) -> None:
+    """Wait until the log has drawn everything it was given."""
+    for _ in range(2000):
+        await pilot.pause(0.005)
+        if not log.pending:
+            break
+    assert not log.pending
+    await pilot.pause()
+
+
+def screen_lines(log: ChatLog) -> list[str]:
+    return [log.render_line(y).text.rstrip() for y in range(log.scrollable_content_region.height)]
+
+
+def transcript(log: ChatLog) -> list[str]:
+    text = log.get_selection(SELECT_ALL)
+    assert text is not None
+    return text[0].split("\n")
+
+
+def block_count(text: str) -> int:
+    splitter = BlockSplitter()
+    splitter.feed(text)
+    splitter.close()
+    return len(splitter.blocks)
+
+
+async def test_streamed_reply_renders_markdown() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 40)) as pilot:
+        log = app.query_one(ChatLog)
+        log.add_user("How?")
+        reply = log.start_reply("model-x")
+        for start in range(0, len(REPLY), 5):
+            reply.append(REPLY[start : start + 5])
+            await drawn(pilot, log)
+        reply.finish()
+        await drawn(pilot, log)
+        assert reply.text == REPLY
+        assert reply.status == "complete"
+        assert screen_lines(log)[:26] == [
+            "You",
+            "How?",
+            "",
+            "model-x",
+            "Plan",
+            "",
+            "First a bold paragraph with code.",
+            "",
+            " • alpha",
+            " • beta",
+            "",
+            " 1. one",
+            " 2. two",
+            "",
+            "  key   value",
+            " ─────────────",
+            "  a     1",
+            "",
+            "",
+            " def f():",
+            "     return 1",
+            "",
+            "",
+            "Done.",
+            "",
+            "",
+        ]
+
+
+async def test_finished_blocks_render_once_and_match_a_full_render() -> None:
+    tokens = corpus.tokens(1500)
+    text = "".join(tokens)
+    app = LogApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        for start in range(0, len(tokens), 25):
+            for token in tokens[start : start + 25]:
+                reply.append(token)
+            await drawn(pilot, log)
+        reply.finish()
+        await drawn(pilot, log)
+        stats = log.render_stats
+        assert stats.frames >= len(tokens) // 25
+        assert stats.block_renders == block_count(text)
+        assert stats.tail_renders >= stats.frames // 2
+        streamed = transcript(log)
+
+        log.load([("assistant", text)], assistant_label="m")
+        await drawn(pilot, log)
+        assert transcript(log) == streamed
+
+
+async def test_long_code_fence_streams_in_chunks() -> None:
+    code = "".join(f"    value_{n} = compute({n})\n" for n in range(80))
+    app = LogApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        reply.append("```python\ndef run():\n")
+        for line in code.splitlines(keepends=True):
+            reply.append(line)
+            await drawn(pilot, log)
+            assert log.render_stats.block_renders == 0
+            assert screen_lines(log)[-3].strip() == line.strip()
+        reply.append("```\n")
+        await drawn(pilot, log)
+        assert log.render_stats.block_renders == 1
+        assert screen_lines(log)[-4].strip() == "value_79 = compute(79)"
+
+
+async def test_follow_stops_when_scrolled_up_and_resumes_with_end() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        log.focus()
+        for n in range(20):
+            log.add_user(f"message {n}")
+        reply = log.start_reply("m")
+        reply.append("streaming\n\n")
+        await drawn(pilot, log)
+        assert log.following and log.scroll_y == log.max_scroll_y > 0
+
+        await pilot.press("pageup")
+        await pilot.wait_for_animation()
+        assert not log.following
+        held = log.scroll_y
+        reply.append("more text\n\n" * 10)
+        await drawn(pilot, log)
+        assert log.scroll_y == held < log.max_scroll_y
+
+        await pilot.press("end")
+        await drawn(pilot, log)
+        assert log.following and log.scroll_y == log.max_scroll_y
+        reply.append("and more\n\n" * 5)
+        await drawn(pilot, log)
+        assert log.scroll_y == log.max_scroll_y
+        assert screen_lines(log)[-3] == "and more"
+
+        await pilot.press("pageup")
+        await pilot.wait_for_animation()
+        log.scroll_to(y=log.max_scroll_y, animate=False)
+        await pilot.pause()
+        assert log.following
+        assert app.follow_events == [False, True, False, True]
+
+
+@pytest.mark.parametrize(
+    ("status", "note", "marker"),
+    [
+        ("cancelled", None, "⏹ cancelled"),
+        ("cut", "connection lost", "✂ cut: connection lost"),
+        ("error", "HTTP 500", "✖ error: HTTP 500"),
+    ],
+)
+async def test_unfinished_reply_keeps_its_text_and_gets_a_marker(status: str, note: str | None, marker: str) -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        reply.append("Partial answer:\n\n```py\nx = 1")
+        await drawn(pilot, log)
+        reply.finish(status, note)  # type: ignore[arg-type]
+        reply.append("ignored")
+        await drawn(pilot, log)
+        lines = [line.strip() for line in screen_lines(log)]
+        assert reply.status == status and reply.text.endswith("x = 1")
+        assert "Partial answer:" in lines and "x = 1" in lines
+        assert marker in lines
+        assert "ignored" not in "".join(lines)
+
+
+async def test_width_change_rewraps_every_entry() -> None:
+    words = " ".join(f"word{n}" for n in range(60))
+    app = LogApp()
+    async with app.run_test(size=(50, 40)) as pilot:
+        log = app.query_one(ChatLog)
+        log.add_user(words)
+        reply = log.start_reply("m")
+        reply.append(f"{words}\n\n- {words}\n")
+        await drawn(pilot, log)
+        narrow = transcript(log)
+        renders = log.render_stats.block_renders
+
+        await pilot.resize_terminal(100, 40)
+        await drawn(pilot, log)
+        wide = transcript(log)
+        assert len(wide) < len(narrow)
+        assert " ".join(wide).split() == " ".join(narrow).split()
+        assert max(len(line) for line in wide) > 50
+        assert log.render_stats.block_renders == renders + 1
+        assert all(log.render_line(y).cell_length == log.scrollable_content_region.width for y in range(40))
+
+
+async def test_history_loads_lazily_and_evicted_lines_render_again() -> None:
+    reply = corpus.text(10_000)
+    messages = [("user", "first question"), ("assistant", reply)]
+    messages += [(role, f"{role} message {n}") for n in range(100) for role in ("user", "assistant")]
+    app = LogApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        log = app.query_one(ChatLog)
+        log.load(messages)
+        assert log.pending
+        await drawn(pilot, log)
+        assert log.following
+        assert screen_lines(log)[-4:-2] == ["assistant", "assistant message 99"]
+        assert log.virtual_size.height > CACHE_LINES
+        renders = log.render_stats.block_renders
+
+        log.scroll_home(animate=False)
+        await pilot.pause()
+        assert not log.following
+        assert screen_lines(log)[:5] == ["You", "first question", "", "assistant", reply.split("\n")[0][2:]]
+        assert log.render_stats.block_renders > renders
+
+
+async def test_notices_clear_and_control_characters() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        log.add_notice("careful", "warning")
+        log.add_notice("failed", severity="error")
+        log.add_user("a\x1b[31mred\x07")
+        with pytest.raises(ValueError):
+            log.add_notice("x", "fatal")  # type: ignore[arg-type]
+        await drawn(pilot, log)
+        lines = screen_lines(log)
+        assert lines[:7] == ["⚠ careful", "", "✖ failed", "", "You", "a\ufffd[31mred\ufffd", ""]
+
+        streaming = log.start_reply("m")
+        log.clear()
+        streaming.append("late text")
+        streaming.finish()
+        await drawn(pilot, log)
+        assert log.virtual_size.height == 0
+        assert set(screen_lines(log)) == {""}
+
+
+async def test_selection_copies_the_rendered_text() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        log.add_user("hello world\nsecond line")
+        await drawn(pilot, log)
+        assert log.get_selection(Selection(Offset(6, 1), Offset(6, 2))) == ("world\nsecond", "\n")
+        app.screen.selections = {log: Selection(Offset(6, 1), Offset(11, 1))}
+        await pilot.pause()
+        highlighted = log.render_line(1)
+        assert highlighted.text.startswith("hello world")
+        styles = [segment.style for segment in highlighted if segment.text.strip() == "world"]
+        assert styles and styles[0] != [s.style for s in highlighted][0]
+
+
+async def test_theme_change_rerenders_code_for_a_light_background() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        reply.append("```python\nprint('hi')\n```\n")
+        reply.finish()
+        await drawn(pilot, log)
+
+        def code_background() -> object:
+            line = next(log.render_line(y) for y in range(20) if "print" in log.render_line(y).text)
+            return next(segment.style.bgcolor for segment in line if "print" in segment.text)
+
+        dark = code_background()
+        renders = log.render_stats.block_renders
+        app.theme = "textual-light"
+        await drawn(pilot, log)
+        assert log.render_stats.block_renders == renders + 1
+        assert code_background() != dark
