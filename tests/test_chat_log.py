@@ -52,6 +52,11 @@ def screen_lines(log: ChatLog) -> list[str]:
     return [log.render_line(y).text.rstrip() for y in range(log.scrollable_content_region.height)]
 
 
+def last_text(log: ChatLog) -> str:
+    """The lowest non-blank line on screen, without indentation."""
+    return next(line for line in reversed(screen_lines(log)) if line.strip()).strip()
+
+
 def transcript(log: ChatLog) -> list[str]:
     text = log.get_selection(SELECT_ALL)
     assert text is not None
@@ -93,9 +98,9 @@ async def test_streamed_reply_renders_markdown() -> None:
             " 1. one",
             " 2. two",
             "",
-            "  key   value",
-            " ─────────────",
-            "  a     1",
+            " key  value",
+            " ──────────",
+            " a    1",
             "",
             "",
             " def f():",
@@ -143,11 +148,11 @@ async def test_long_code_fence_streams_in_chunks() -> None:
             reply.append(line)
             await drawn(pilot, log)
             assert log.render_stats.block_renders == 0
-            assert screen_lines(log)[-3].strip() == line.strip()
+            assert last_text(log) == line.strip()
         reply.append("```\n")
         await drawn(pilot, log)
         assert log.render_stats.block_renders == 1
-        assert screen_lines(log)[-4].strip() == "value_79 = compute(79)"
+        assert last_text(log) == "value_79 = compute(79)"
 
 
 async def test_follow_stops_when_scrolled_up_and_resumes_with_end() -> None:
@@ -176,7 +181,7 @@ async def test_follow_stops_when_scrolled_up_and_resumes_with_end() -> None:
         reply.append("and more\n\n" * 5)
         await drawn(pilot, log)
         assert log.scroll_y == log.max_scroll_y
-        assert screen_lines(log)[-3] == "and more"
+        assert last_text(log) == "and more"
 
         await pilot.press("pageup")
         await pilot.wait_for_animation()
@@ -244,7 +249,7 @@ async def test_history_loads_lazily_and_evicted_lines_render_again() -> None:
         assert log.pending
         await drawn(pilot, log)
         assert log.following
-        assert screen_lines(log)[-4:-2] == ["assistant", "assistant message 99"]
+        assert screen_lines(log)[-3:] == ["assistant", "assistant message 99", ""]
         assert log.virtual_size.height > CACHE_LINES
         renders = log.render_stats.block_renders
 
@@ -253,6 +258,24 @@ async def test_history_loads_lazily_and_evicted_lines_render_again() -> None:
         assert not log.following
         assert screen_lines(log)[:5] == ["You", "first question", "", "assistant", reply.split("\n")[0][2:]]
         assert log.render_stats.block_renders > renders
+
+
+async def test_a_piece_larger_than_the_cache_is_not_rendered_again_on_every_paint() -> None:
+    code = "\n".join(f"line_{n} = {n}" for n in range(CACHE_LINES + 50))
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        reply.append(f"```python\n{code}\n```\n\nafter the code\n")
+        reply.finish()
+        await drawn(pilot, log)
+        lines = [line.strip() for line in screen_lines(log)]
+        assert "after the code" in lines and f"line_{CACHE_LINES + 49} = {CACHE_LINES + 49}" in lines
+        renders = log.render_stats.block_renders
+        for _ in range(3):
+            log.refresh()
+            await pilot.pause()
+        assert log.render_stats.block_renders == renders
 
 
 async def test_notices_clear_and_control_characters() -> None:
@@ -288,8 +311,9 @@ async def test_selection_copies_the_rendered_text() -> None:
         await pilot.pause()
         highlighted = log.render_line(1)
         assert highlighted.text.startswith("hello world")
-        styles = [segment.style for segment in highlighted if segment.text.strip() == "world"]
-        assert styles and styles[0] != [s.style for s in highlighted][0]
+        selected = app.screen.get_component_rich_style("screen--selection")
+        backgrounds = {segment.text.strip(): segment.style.bgcolor for segment in highlighted}
+        assert backgrounds["world"] == selected.bgcolor != backgrounds["hello"]
 
 
 async def test_theme_change_rerenders_code_for_a_light_background() -> None:
@@ -311,3 +335,58 @@ async def test_theme_change_rerenders_code_for_a_light_background() -> None:
         await drawn(pilot, log)
         assert log.render_stats.block_renders == renders + 1
         assert code_background() != dark
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+def test_transcript_snapshot(snap_compare, theme: str) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot[None]) -> None:
+        pilot.app.theme = theme
+        log = pilot.app.query_one(ChatLog)
+        log.add_user("Compare the options, with an example.")
+        reply = log.start_reply("llama-3.1-8b · local")
+        reply.append(REPLY.replace("Done.", "> Note: `f` is *pure*.\n\nDone, see [docs](https://example.com)."))
+        reply.finish()
+        log.add_notice("connection lost; retrying", "warning")
+        cut = log.start_reply("llama-3.1-8b · local")
+        cut.append("Partial")
+        cut.finish("cut", "connection lost")
+        await drawn(pilot, log)
+
+    assert snap_compare(LogApp(), terminal_size=(70, 52), run_before=run_before)
+
+
+async def test_loaded_replies_keep_their_labels_and_markers() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        log.load(
+            [
+                ("user", "q"),
+                ("assistant", "half an answer", "local · m · 1,500 tok/s", "cut"),
+                ("assistant", "never finished", None, "streaming"),
+                ("assistant", "fine"),
+            ],
+            assistant_label="past",
+        )
+        await drawn(pilot, log)
+        assert screen_lines(log)[:17] == [
+            "You",
+            "q",
+            "",
+            "local · m · 1,500 tok/s",
+            "half an answer",
+            "",
+            "✂ cut",
+            "",
+            "past",
+            "never finished",
+            "",
+            "✂ cut",
+            "",
+            "past",
+            "fine",
+            "",
+            "",
+        ]
+        with pytest.raises(ValueError):
+            log.load([("system", "x")])

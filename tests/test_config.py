@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.config import ConfigError, load, normalize_ollama_url, normalize_openai_url, write_starter
+from fastchat_tui.router_config import parse_router
 
 MINIMAL = """\
 default_source = "auto"
@@ -47,6 +48,9 @@ def test_example_config_loads():
     config = load(example, env={})
     assert {"local", "fast", "groq"} <= set(config.sources)
     assert config.sources["groq"].base_url == "https://api.groq.com/openai/v1"
+    assert config.sources["fast"].monthly_budget == 10
+    settings = parse_router(config)
+    assert settings.rules[0].tasks == ("chat",) and settings.rules[0].source == ("local", "fast")
 
 
 @pytest.mark.parametrize(

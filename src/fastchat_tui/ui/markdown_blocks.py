@@ -27,6 +27,7 @@ from typing import Literal, Sequence
 __all__ = ["Block", "BlockKind", "BlockSplitter", "OpenFence"]
 
 BlockKind = Literal["paragraph", "heading", "rule", "list", "quote", "fence"]
+"""Kinds of block; "paragraph" also covers tables, HTML and indented code."""
 
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(.*)$")
 _FENCE_CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

@@ -34,7 +34,6 @@ from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 from rich.theme import Theme
-from textual.color import Color
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -60,11 +59,14 @@ REFLOW_SLICE = 0.008
 FENCE_RERENDER_LINES = 150
 """A streamed fence up to this many lines is re-rendered whole when it closes."""
 CACHE_LINES = 600
-"""Rendered lines of finished content kept in memory."""
+"""Rendered lines of finished content kept in memory..."""
+CACHE_PIECES = 256
+"""...unless fewer pieces than this hold them (a screen never shows more)."""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _NOTICE_ICONS = {"information": "ℹ", "warning": "⚠", "error": "✖"}
 _STATUS_MARKERS = {"cancelled": "⏹ cancelled", "cut": "✂ cut", "error": "✖ error"}
+_FINISHED: tuple[ReplyStatus, ...] = ("complete", "cancelled", "error", "cut")
 
 _MARKDOWN_STYLES = {
     **{f"markdown.h{level}": f"chat-log--h{level}" for level in range(1, 7)},
@@ -96,6 +98,15 @@ def _lexer(info: str) -> Lexer | None:
         return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
     except ClassNotFound:
         return None
+
+
+_COMMON_LANGUAGES = ("python", "javascript", "typescript", "rust", "go", "bash", "json", "c", "cpp", "java", "?")
+
+
+def _warm_lexers() -> None:
+    """Load common lexers (and the list of plugins, "?") before a stream needs them."""
+    for name in _COMMON_LANGUAGES:
+        _lexer(name)
 
 
 @lru_cache(maxsize=8)
@@ -259,7 +270,8 @@ _BLANK_PIECE = _Piece(lambda renderer: [_BLANK], 1)
 
 
 class _StripCache:
-    """The strips of recently drawn pieces, up to `CACHE_LINES` lines."""
+    """The strips of recently drawn pieces: `CACHE_PIECES` at least, `CACHE_LINES` lines
+    at most beyond those."""
 
     def __init__(self) -> None:
         self._strips: OrderedDict[_Piece, list[Strip]] = OrderedDict()
@@ -276,7 +288,7 @@ class _StripCache:
             return
         self._strips[piece] = strips
         self._lines += len(strips)
-        while self._lines > CACHE_LINES and len(self._strips) > 1:
+        while self._lines > CACHE_LINES and len(self._strips) > CACHE_PIECES:
             _, evicted = self._strips.popitem(last=False)
             self._lines -= len(evicted)
 
@@ -329,17 +341,19 @@ class _Entry:
         self,
         make: Callable[[_Renderer], list[Strip]],
         renderer: _Renderer,
-        cache: _StripCache,
+        cache: _StripCache | None,
         strips: list[Strip] | None = None,
     ) -> None:
-        """Add finished lines made by `make` (or already made: `strips`)."""
+        """Add finished lines made by `make` (or already made: `strips`); keep the
+        strips in `cache` if there is one."""
         if strips is None:
             strips = make(renderer)
         piece = _Piece(make, len(strips))
         self.pieces.append(piece)
         self.piece_starts.append(self.settled_height)
         self.settled_height += piece.height
-        cache.put(piece, strips)
+        if cache is not None:
+            cache.put(piece, strips)
 
     def _add_blank(self) -> None:
         self.pieces.append(_BLANK_PIECE)
@@ -349,8 +363,8 @@ class _Entry:
     def estimate(self, width: int) -> int:
         raise NotImplementedError
 
-    def render(self, renderer: _Renderer, cache: _StripCache) -> None:
-        """Render the whole entry."""
+    def render(self, renderer: _Renderer, cache: _StripCache | None) -> None:
+        """Render the whole entry; keep the strips in `cache` if there is one."""
         raise NotImplementedError
 
 
@@ -366,7 +380,7 @@ class _TextEntry(_Entry):
     def estimate(self, width: int) -> int:
         return _estimate_lines(self.text, width) + (self.header is not None) + 1
 
-    def render(self, renderer: _Renderer, cache: _StripCache) -> None:
+    def render(self, renderer: _Renderer, cache: _StripCache | None) -> None:
         self._reset(renderer)
         if self.header is not None:
             label, component = self.header
@@ -440,7 +454,7 @@ class ReplyEntry(_Entry):
             self._closing = False
         return blocks
 
-    def render(self, renderer: _Renderer, cache: _StripCache) -> None:
+    def render(self, renderer: _Renderer, cache: _StripCache | None) -> None:
         self._consume()
         self._reset(renderer)
         header = partial(_Renderer.line, text=self.label, component="chat-log--assistant-header")
@@ -460,7 +474,9 @@ class ReplyEntry(_Entry):
             self._settle(block, renderer, cache, strips)
         self._render_live(renderer)
 
-    def _settle(self, block: Block, renderer: _Renderer, cache: _StripCache, strips: list[Strip] | None = None) -> None:
+    def _settle(
+        self, block: Block, renderer: _Renderer, cache: _StripCache | None, strips: list[Strip] | None = None
+    ) -> None:
         """Add a finished block to the finished pieces."""
         if _separator(self._last_kind, block.kind, block.gap):
             self._add_blank()
@@ -532,7 +548,6 @@ class ChatLog(ScrollView, can_focus=True):
         overflow-x: hidden;
         overflow-y: scroll;
         padding: 0 1;
-        &:focus { background-tint: $foreground 4%; }
         & > .chat-log--user-header { color: $text-secondary; text-style: bold; }
         & > .chat-log--assistant-header { color: $text-primary; text-style: bold; }
         & > .chat-log--user-text { color: $foreground; }
@@ -628,18 +643,27 @@ class ChatLog(ScrollView, can_focus=True):
         self._add(reply)
         return reply
 
-    def load(self, messages: Iterable[tuple[str, str]], assistant_label: str = "assistant") -> None:
-        """Replace the transcript with past `(role, text)` messages, rendered lazily.
+    def load(
+        self,
+        messages: Iterable[tuple[str, str] | tuple[str, str, str | None, str]],
+        assistant_label: str = "assistant",
+    ) -> None:
+        """Replace the transcript with past messages, rendered lazily.
 
-        Roles are "user" and "assistant". Entries on screen are drawn first; the
-        rest are drawn in short slices in the background.
+        Each message is `(role, text)` or `(role, text, label, status)`, the role
+        "user" or "assistant". A reply's label defaults to `assistant_label`; its
+        status ("complete", "cancelled", "error" or "cut") sets its marker, and any
+        other status (a reply that never finished) shows as cut. Entries on screen are
+        drawn first, the rest in short slices in the background.
         """
         self.clear()
-        for role, text in messages:
+        for role, text, *details in messages:
             if role == "user":
                 entry: _Entry = self._user_entry(text)
             elif role == "assistant":
-                entry = ReplyEntry(self, assistant_label, text, status="complete")
+                label = (details[0] if details else None) or assistant_label
+                status = details[1] if len(details) > 1 else "complete"
+                entry = ReplyEntry(self, label, text, status=status if status in _FINISHED else "cut")
             else:
                 raise ValueError(f"unknown role {role!r}")
             entry.index = len(self._entries)
@@ -729,21 +753,18 @@ class ChatLog(ScrollView, can_focus=True):
         return self._renderer
 
     def _component_style(self, name: str) -> Style:
-        """A component's own style; a translucent background is blended over the log's
-        declared background, so focus or hover tints do not force a re-render."""
-        style = self.get_component_rich_style(name, partial=True)
-        if style.bgcolor is None:
-            return style
-        background = self.get_component_styles(name).background
-        if self.styles.background.a == 1:
-            background = self.styles.background + background
-        else:
-            background = Color.from_rich_color(self.get_component_rich_style(name).bgcolor)
-        return style + Style(bgcolor=background.rich_color)
+        """A component's own style, with its colours resolved against the log's background."""
+        own = self.get_component_rich_style(name, partial=True)
+        resolved = self.get_component_rich_style(name)
+        return own + Style(
+            color=resolved.color if own.color else None,
+            bgcolor=resolved.bgcolor if own.bgcolor else None,
+        )
 
-    def _render_entry(self, entry: _Entry, renderer: _Renderer) -> None:
+    def _render_entry(self, entry: _Entry, renderer: _Renderer, keep: bool = True) -> None:
+        """Bring an entry up to date; `keep`: cache its strips (it is on screen)."""
         if entry.key != renderer.key:
-            entry.render(renderer, self._cache)
+            entry.render(renderer, self._cache if keep else None)
             self._stale.discard(entry.index)
         elif isinstance(entry, ReplyEntry):
             entry.advance(renderer, self._cache)
@@ -752,6 +773,7 @@ class ChatLog(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         self._request_frame(urgent=True)
+        self.run_worker(_warm_lexers, thread=True, group="chat-log-warm-up")
 
     def on_resize(self) -> None:
         self._current_renderer()
@@ -824,9 +846,9 @@ class ChatLog(ScrollView, can_focus=True):
         deadline = perf_counter() + REFLOW_SLICE
         first = len(self._entries)
         while self._stale and perf_counter() < deadline:
-            index = self._next_stale()
+            index, on_screen = self._next_stale()
             self._dirty.pop(index, None)
-            self._render_entry(self._entries[index], renderer)
+            self._render_entry(self._entries[index], renderer, keep=on_screen)
             first = min(first, index)
         self._reindex(first)
         if anchor is not None:
@@ -838,15 +860,15 @@ class ChatLog(ScrollView, can_focus=True):
         self.refresh()
         self._request_reflow()
 
-    def _next_stale(self) -> int:
-        """A stale entry on screen, or else the last stale entry."""
+    def _next_stale(self) -> tuple[int, bool]:
+        """A stale entry on screen, or else the last stale entry; and if it is on screen."""
         top = round(self.scroll_y)
         first = max(0, bisect_right(self._starts, top) - 1)
         last = bisect_right(self._starts, top + self.scrollable_content_region.height)
         for index in range(first, last):
             if index in self._stale:
-                return index
-        return max(self._stale)
+                return index, True
+        return max(self._stale), False
 
     def _anchor(self) -> tuple[int, float] | None:
         """The entry at the top of the view and how far into it the view starts."""
@@ -926,6 +948,8 @@ class ChatLog(ScrollView, can_focus=True):
         start_y, start_x = (0, 0) if selection.start is None else selection.start.transpose
         end_y, end_x = (self._height - 1, None) if selection.end is None else selection.end.transpose
         end_y = min(end_y, self._height - 1)
+        if start_y > end_y:
+            return None
         lines = []
         for y in range(start_y, end_y + 1):
             strip = self._strip_at(y)

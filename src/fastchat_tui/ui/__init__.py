@@ -1,0 +1,1 @@
+"""The terminal user interface: the app, its screens and widgets."""
