@@ -8,10 +8,7 @@ speed): medians over several runs, with the tolerances of the issue -- 5 ms on T
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,13 +20,12 @@ from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.router import MemoryLedger, Router, StoreLedger
 from fastchat_tui.session import Session, env_key
 from fastchat_tui.store import Store
-from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
+from tests.servers import OllamaServer, OpenAIServer, Script, ServerProcess, synthetic_tokens
 
 # The two profiles of the issue: a hosted fast endpoint and a slow local model.
 FAST = dict(ttft_s=0.100, rate_tps=1500)
 SLOW = dict(ttft_s=0.020, rate_tps=60)
 FAST_TOKENS, SLOW_TOKENS = 512, 64
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def source(name: str, server) -> SourceConfig:
@@ -60,54 +56,24 @@ def measured(server) -> list:
 # --------------------------------------------------------------------------------------
 
 
-class ServerProcess:
-    """A loopback server in a process of its own (``python -m tests.servers``), recording each request.
-
-    Accuracy is measured against a separate process, as a real server is: with the server
-    in a thread of the test process, the client and the server would share one GIL, and
-    on a busy machine that contention (not the meter) would show in the figures.
-    """
-
-    def __init__(self, kind: str, tokens: int, rate: float, ttft: float, record: Path) -> None:
-        self.record = record
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.servers", kind, "--tokens", str(tokens), "--rate", str(rate),
-             "--ttft", str(ttft), "--record", str(record)],
-            cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-        line = self.proc.stdout.readline() if self.proc.stdout else ""
-        if not line:
-            self.stop()
-            raise RuntimeError(f"{kind} server process did not start")
-        self.url = json.loads(line)["url"]
-
-    def requests(self, count: int, timeout: float = 10.0) -> list[dict]:
-        """The first ``count`` chat requests the server finished (it appends each record as it ends)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            rows = []
-            if self.record.exists():
-                rows = [json.loads(line) for line in self.record.read_text().splitlines() if line.strip()]
-            rows = [row for row in rows if row["method"] == "POST"]
-            if len(rows) >= count or time.monotonic() > deadline:
-                return sorted(rows, key=lambda row: row["t_received"])
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+def chat_records(server: ServerProcess, count: int, timeout: float = 10.0) -> list[dict]:
+    """The first ``count`` chat requests a server process finished, in arrival order."""
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = sorted((row for row in server.records() if row["method"] == "POST"), key=lambda row: row["t_received"])
+        if len(rows) >= count or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.02)
 
 
 @pytest.fixture
-def server_process(tmp_path: Path, no_proxy_env):
+def server_process(no_proxy_env):
+    """Servers in processes of their own: accuracy is measured against a separate process, as a real
+    server is (in a thread of the test process, client and server would share one GIL)."""
     started: list[ServerProcess] = []
 
     def start(kind: str, tokens: int, rate: float, ttft: float) -> ServerProcess:
-        server = ServerProcess(kind, tokens, rate, ttft, tmp_path / f"sends-{len(started)}.jsonl")
+        server = ServerProcess(kind, tokens=synthetic_tokens(tokens), rate_tps=rate, ttft_s=ttft).start()
         started.append(server)
         return server
 
@@ -126,7 +92,7 @@ async def test_medians_agree_with_the_servers_send_times(server_process):
     result = await bench(Session(config, key_lookup=env_key), ["fast", "local"], repeat=5, max_tokens=FAST_TOKENS)
 
     for name, server, tokens, profile in (("fast", fast, FAST_TOKENS, FAST), ("local", slow, SLOW_TOKENS, SLOW)):
-        requests = server.requests(6)[1:]  # the first one was the warm-up
+        requests = chat_records(server, 6)[1:]  # the first one was the warm-up
         runs = [run for run in result.runs if run.source == name and not run.warmup]
         assert len(requests) == 5 and all(req["outcome"] == "ok" for req in requests)
         summary = result.summaries[name]

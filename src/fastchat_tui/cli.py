@@ -30,13 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-s", "--source", help="start with this source selected (default: the config's default_source)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"fastchat_tui.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"fastchat_tui.commands.{name}":
-                raise
-            continue
-        module.register(subparsers)
+        importlib.import_module(f"fastchat_tui.commands.{name}").register(subparsers)
     return parser
 
 

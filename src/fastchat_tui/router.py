@@ -758,12 +758,7 @@ def _secs(value: float) -> str:
 
 
 def _make_route(source: str, reason: str, task: str, fallbacks: list[str], warnings: list[str]) -> Route:
-    route = Route(source, reason, task, list(fallbacks))
-    if hasattr(route, "warnings"):
-        route.warnings = list(warnings)  # type: ignore[attr-defined]
-    elif warnings:
-        route.reason = " · ".join([reason, *(f"warning: {w}" for w in warnings)])
-    return route
+    return Route(source, reason, task, list(fallbacks), list(warnings))
 
 
 # --------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ when that function exists.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sqlite3
 import statistics
@@ -31,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from fastchat_tui.keys import redact
 from fastchat_tui.meter import Reading, summary
 
 if TYPE_CHECKING:
@@ -344,15 +344,6 @@ def default_recorder(config: "Config | None" = None,
     if warning and on_problem:
         on_problem(warning)
     return store.recorder(config, on_problem=on_problem)
-
-
-def _redactor() -> Callable[[str], str]:
-    try:
-        keys = importlib.import_module("fastchat_tui.keys")
-    except ImportError:
-        return lambda text: text
-    redact = getattr(keys, "redact", None)
-    return redact if callable(redact) else (lambda text: text)
 
 
 def _damaged(exc: BaseException) -> bool:
@@ -812,7 +803,6 @@ class ChatRecorder:
         self.chat_id = chat_id
         self.on_problem = on_problem
         self.problem: str | None = None
-        self._redact = _redactor()
         self._live: dict[int, tuple["Turn", int]] = {}  # id(turn) -> (turn, assistant message id)
 
     def message_id(self, turn: "Turn") -> int | None:
@@ -859,7 +849,7 @@ class ChatRecorder:
                 pass
 
     def _insert(self, turn: "Turn", final: bool = False) -> None:
-        prompt = self._redact(turn.prompt)
+        prompt = redact(turn.prompt)
         now = time.time()
 
         def body(c: sqlite3.Connection) -> int:
@@ -885,7 +875,7 @@ class ChatRecorder:
     def _update(self, c: sqlite3.Connection, message_id: int, turn: "Turn", final: bool) -> None:
         now = time.time()
         reading = turn.reading()
-        text = self._redact(turn.text)
+        text = redact(turn.text)
         status = turn.status if final else "streaming"
         if final and status not in ("complete", "cancelled", "error", "cut"):
             status = "error"
@@ -902,8 +892,8 @@ class ChatRecorder:
             " updated_at = ?, ended_at = ?, writer_pid = ? WHERE message_id = ?",
             (
                 turn.source, turn.model, route.task if route else None, route.reason if route else None,
-                turn.fallback_from, self._redact(turn.fallback_reason) if turn.fallback_reason else None,
-                status, str(error.kind) if error else None, self._redact(error.message) if error else None,
+                turn.fallback_from, redact(turn.fallback_reason) if turn.fallback_reason else None,
+                status, str(error.kind) if error else None, redact(error.message) if error else None,
                 turn.finish_reason,
                 reading.ttft_s if reading else None, reading.decode_tps if reading else None,
                 reading.e2e_tps if reading else None, reading.server_tps if reading else None,
