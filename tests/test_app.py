@@ -115,10 +115,10 @@ async def test_f2_cycles_auto_then_each_source(tmp_path, openai_server: OpenAISe
     config = make_config(tmp_path, {"fast": ("openai", openai_server.url), "local": ("ollama", ollama_server.url)})
     app = FastchatApp(config, probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
-        seen = [status_text(app).split("  ")[0]]
+        seen = [status_text(app)]
         for _ in range(3):
             await pilot.press("f2")
-            seen.append(status_text(app).split("  ")[0])
+            seen.append(status_text(app))
     assert seen == ["● auto", "● fast · test-model", "● local · test-model:latest", "● auto"]
 
 
@@ -202,7 +202,7 @@ def test_main_screen_snapshot(theme: str, tmp_path: Path, snap_compare, dead_url
             "- memory stays flat\n- works for huge files\n"
         )
         reply.finish("complete")
-        app.status.show(route="auto → local · test-model:latest · chat: default source",
+        app.status.show(route="→ local · test-model:latest · chat: plain chat",
                         meter="TTFT 212 ms · 1,480 tok/s · 64 tokens · 0.26 s")
         await until(pilot, lambda: not app.chat.pending)
         await pilot.pause()

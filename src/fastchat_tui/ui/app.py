@@ -187,9 +187,13 @@ class FastchatApp(App[None]):
         seen.append(turn)
         self._turn = turn
         route = turn.route
-        where = f"{self.session.selected} → {turn.source}" if self.session.selected == "auto" else turn.source
-        reason = route.reason if route and self.session.selected == "auto" else ""
-        self.status.show(route=" · ".join(part for part in (where, turn.model, reason) if part), meter="waiting for first token…")
+        if turn.fallback_from:
+            where = f"· {turn.fallback_from} → {turn.source}: {turn.fallback_reason}"
+        elif self.session.selected == "auto":
+            where = " · ".join(part for part in (f"→ {turn.source}", turn.model, route.reason if route else "") if part)
+        else:
+            where = ""
+        self.status.show(route=where, meter="waiting for first token…")
 
     def _end_reply(self, turn: Turn | None, entry: list[ReplyEntry]) -> None:
         self._meter_timer.pause()

@@ -11,7 +11,7 @@ from fastchat_tui.meter import Reading, summary
 
 
 class StatusBar(Horizontal):
-    """One line: ``● source · route`` (cut with … when narrow) and the meter, always whole."""
+    """One line: ``● auto → source · model · reason`` (cut with … when narrow) and the meter, always whole."""
 
     DEFAULT_CSS = """
     StatusBar {
@@ -55,14 +55,14 @@ class StatusBar(Horizontal):
             self.meter = meter
         if not self.is_mounted:
             return
-        left = Content.from_markup("[bold $primary]●[/] [bold]$selected[/]  $route", selected=self.selected, route=self.route)
+        left = Content.from_markup("[bold $primary]●[/] [bold]$selected[/] $route", selected=self.selected, route=self.route)
         self.query_one("#status-route", Static).update(left)
         self.query_one("#status-meter", Static).update(Content(self.meter))
 
     @property
     def text(self) -> str:
         """The bar as plain text (for tests and screen readers)."""
-        left = f"● {self.selected}" + (f"  {self.route}" if self.route else "")
+        left = f"● {self.selected}" + (f" {self.route}" if self.route else "")
         return f"{left}  {self.meter}".rstrip()
 
 
