@@ -50,7 +50,7 @@ from fastchat_tui.ui.widgets.chat_log import ChatLog  # noqa: E402
 
 SIZE = (120, 40)
 FRAME = 1 / 60
-GC_THRESHOLDS = (10_000, 20, 20)
+GC_THRESHOLDS = (2_000, 10, 100)
 
 
 class _GcPolicy:

@@ -208,3 +208,16 @@ def test_main_screen_snapshot(theme: str, tmp_path: Path, snap_compare, dead_url
         await pilot.pause()
 
     assert snap_compare(app, run_before=converse, terminal_size=SIZE)
+
+
+async def test_end_in_the_prompt_resumes_following(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=[f"line {i}\n\n" for i in range(300)], rate_tps=300))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app.chat.max_scroll_y > 20)
+        app.chat.scroll_home(animate=False)
+        await until(pilot, lambda: not app.chat.following)
+        await pilot.press(*"ab", "end")  # the cursor is already at the end: End means "follow"
+        await until(pilot, lambda: app.chat.following)
+        assert app.prompt_input.text == "ab" and app.focused is app.prompt_input

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
@@ -42,6 +43,18 @@ def _preimport() -> None:
     keys.warm()
 
 
+def _tune_gc() -> None:
+    """Once the first screen is up: freeze start-up objects and collect less often.
+
+    A streamed reply allocates many short-lived objects; with the default thresholds the
+    collector's full passes stall the event loop 60-85 ms mid-stream (keys wait that long),
+    with these about 20 ms (benchmarks/render_widget.py --gc-tuned).
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(2_000, 10, 100)
+
+
 class FastchatApp(App[None]):
     """Chat with any configured source; F2 switches, Esc cancels, Ctrl+Q quits."""
 
@@ -52,6 +65,7 @@ class FastchatApp(App[None]):
         Binding("escape", "cancel_reply", "Cancel", show=False),
         Binding("ctrl+r", "retry", "Retry"),
         Binding("f3", "chats", "Chats"),
+        Binding("ctrl+end", "follow", "Follow", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -111,6 +125,7 @@ class FastchatApp(App[None]):
             if warning := proxy_warning(spec.base_url, os.environ):
                 self.notify(warning, severity="warning", timeout=10)
         self.prompt_input.focus()
+        self.call_after_refresh(_tune_gc)
         if self.initial:
             prompt, label, options = self.initial
             self.send(prompt, shown=label, **options)
@@ -255,6 +270,13 @@ class FastchatApp(App[None]):
         turn = self._turn
         if turn is not None and (reading := turn.reading()) is not None:
             self.status.show(meter=live_meter(reading))
+
+    def on_prompt_input_follow_requested(self) -> None:
+        self.action_follow()
+
+    def action_follow(self) -> None:
+        """Scroll the transcript to the newest text and keep following the stream."""
+        self.chat.resume_following()
 
     def action_cancel_reply(self) -> None:
         if self.streaming:

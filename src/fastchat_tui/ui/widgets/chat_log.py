@@ -390,7 +390,11 @@ class _TextEntry(_Entry):
 
 
 class ReplyEntry(_Entry):
-    """An assistant reply. Append text as it streams, then finish it."""
+    """An assistant reply. Append text as it streams, then finish it.
+
+    Call `append` and `finish` on the app's event loop (from a thread worker, go
+    through `App.call_from_thread`).
+    """
 
     def __init__(self, log: ChatLog, label: str, text: str = "", status: ReplyStatus = "streaming") -> None:
         super().__init__()
@@ -694,6 +698,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._scroll_to_end()
 
     def action_scroll_end(self) -> None:
+        """End: jump to the newest text and follow it again."""
         self.resume_following()
 
     # Entries and layout

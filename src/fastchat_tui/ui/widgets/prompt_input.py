@@ -37,6 +37,9 @@ class PromptInput(TextArea):
         def control(self) -> "PromptInput":
             return self.prompt_input
 
+    class FollowRequested(Message):
+        """End was pressed with the cursor already at the end of its line: follow the transcript again."""
+
     def __init__(self, **kwargs) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
 
@@ -54,3 +57,9 @@ class PromptInput(TextArea):
 
     def action_newline(self) -> None:
         self.insert("\n")
+
+    def action_cursor_line_end(self, select: bool = False) -> None:
+        if not select and self.cursor_location == self.get_cursor_line_end_location():
+            self.post_message(self.FollowRequested())
+        else:
+            super().action_cursor_line_end(select)
