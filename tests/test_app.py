@@ -221,3 +221,19 @@ async def test_end_in_the_prompt_resumes_following(tmp_path, openai_server: Open
         await pilot.press(*"ab", "end")  # the cursor is already at the end: End means "follow"
         await until(pilot, lambda: app.chat.following)
         assert app.prompt_input.text == "ab" and app.focused is app.prompt_input
+
+
+async def test_pasted_lines_stay_one_message_and_ctrl_j_adds_a_line(tmp_path, openai_server: OpenAIServer):
+    from textual import events
+
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(events.Paste("first line\nsecond line"))  # as the terminal driver delivers it
+        await pilot.pause()
+        await pilot.press("ctrl+j", *"third")
+        assert app.prompt_input.text == "first line\nsecond line\nthird"
+        assert not openai_server.requests  # nothing was sent
+        await pilot.press("enter")
+        await until(pilot, lambda: app._turn is not None and not app.streaming)
+    chat = [r for r in openai_server.requests if r.path.endswith("/chat/completions")]
+    assert chat[0].json["messages"][-1]["content"] == "first line\nsecond line\nthird"

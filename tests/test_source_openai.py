@@ -417,3 +417,17 @@ async def test_stopping_early_then_streaming_again(openai_server: OpenAIServer):
     events = [e async for e in source.stream(MESSAGES)]
     await source.aclose()
     assert "".join(texts(events)) == "Hello, world!"
+
+
+def test_ask_warns_when_a_proxy_would_catch_a_local_source(tmp_path, monkeypatch, capsys):
+    from fastchat_tui import cli
+
+    config = tmp_path / "config.toml"
+    config.write_text('[sources.local]\nkind = "ollama"\nbase_url = "http://127.0.0.1:9"\nmodel = "m"\n')
+    monkeypatch.setenv("FASTCHAT_CONFIG", str(config))
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert cli.main(["config", "check"]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "127.0.0.1:9" in err and "NO_PROXY" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from fastchat_tui.config import Config, ConfigError, load
@@ -16,11 +17,19 @@ class CommandError(Exception):
 
 
 def load_config() -> Config:
-    """The user's config; a broken file raises ``CommandError`` with exit code 2, naming file, line and key."""
+    """The user's config; a broken file raises ``CommandError`` with exit code 2, naming file, line and key.
+
+    Warns on stderr when a proxy from the environment would catch a local source's requests.
+    """
     try:
-        return load()
+        config = load()
     except ConfigError as exc:
         raise CommandError(str(exc), 2) from None
+    from fastchat_tui.sources import proxy_warnings
+
+    for warning in proxy_warnings(config.sources.values(), os.environ):
+        warn(warning)
+    return config
 
 
 def fail(message: str) -> None:

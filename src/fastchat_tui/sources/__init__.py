@@ -6,7 +6,7 @@ Importing this package is cheap: the protocol modules import their SDKs on first
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from fastchat_tui.sources.base import (
@@ -172,3 +172,8 @@ def _hide_credentials(proxy: str) -> str:
             netloc += f":{parts.port}"
         return parts._replace(netloc="***@" + netloc).geturl() if "://" in proxy else "***@" + netloc
     return proxy
+
+
+def proxy_warnings(sources: Iterable[SourceConfig], env: Mapping[str, str]) -> list[str]:
+    """:func:`proxy_warning` for each source that has one."""
+    return [warning for spec in sources if (warning := proxy_warning(spec.base_url, env, kind=spec.kind))]

@@ -119,11 +119,10 @@ class FastchatApp(App[None]):
         for warning in [*self._theme_warnings, *self._startup_warnings]:
             self.notify(warning, severity="warning", timeout=10)
         self._startup_warnings = []
-        from fastchat_tui.sources import proxy_warning
+        from fastchat_tui.sources import proxy_warnings
 
-        for spec in self.config.sources.values():
-            if warning := proxy_warning(spec.base_url, os.environ):
-                self.notify(warning, severity="warning", timeout=10)
+        for warning in proxy_warnings(self.config.sources.values(), os.environ):
+            self.notify(warning, severity="warning", timeout=10)
         self.prompt_input.focus()
         self.call_after_refresh(_tune_gc)
         if self.initial:
