@@ -863,9 +863,11 @@ class ServerProcess:
         """Summaries of the finished requests so far, oldest first."""
         try:
             with open(self.record_path, encoding="utf-8") as f:
-                return [json.loads(line) for line in f if line.strip()]
+                text = f.read()
         except FileNotFoundError:
             return []
+        # the last line may still be being written: only whole lines count
+        return [json.loads(line) for line in text.split("\n")[:-1] if line.strip()]
 
     def wait_records(self, n: int, timeout: float = 30.0) -> list[dict[str, Any]]:
         """Wait until at least ``n`` requests have finished; returns all records."""

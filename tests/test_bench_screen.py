@@ -119,7 +119,8 @@ async def test_live_bench_on_the_screen(spawn_server, tmp_path: Path, monkeypatc
         with open_default() as store:
             assert [row.source for row in history(store)] == ["fast", "local"]
 
-        # r runs again; Esc stops a running bench, then closes the screen
+        # r runs again (slowly now, so it is still running when checked); Esc stops it, then closes the screen
+        fast.default = Script(tokens=synthetic_tokens(100), rate_tps=10)
         await pilot.press("r")
         assert screen.running and screen.result is None
         await pilot.press("escape")

@@ -210,3 +210,28 @@ async def test_no_file_fastchat_wrote_and_no_output_contains_the_key(tmp_path, s
     assert box.files_containing(KEY) == []
     for result in outputs:
         assert KEY not in result.stdout + result.stderr, result.args
+
+
+async def test_tui_asks_for_a_rejected_key_stores_it_and_retries(tmp_path, service, no_proxy_env):
+    from fastchat_tui.ui.app import FastchatApp
+    from fastchat_tui.ui.screens.key_prompt import KeyPrompt
+
+    with KeyedServer(KEY) as server:
+        path = tmp_path / "config.toml"
+        path.write_text(openai_source_toml("fast", server.url))
+        app = FastchatApp(load(path), probe_on_start=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press(*"hello", "enter")
+            for _ in range(500):
+                if isinstance(app.screen, KeyPrompt):
+                    break
+                await pilot.pause(0.02)
+            assert isinstance(app.screen, KeyPrompt)
+            await pilot.press(*KEY, "enter")
+            for _ in range(500):
+                if app._turn is not None and app._turn.status == "complete":
+                    break
+                await pilot.pause(0.02)
+            assert app._turn.status == "complete" and app._turn.source == "fast"
+        assert keyring.get_password(service, "fast") == KEY
+        assert server.authorizations()[0] is None and server.authorizations()[-1] == f"Bearer {KEY}"
