@@ -117,6 +117,14 @@ def test_broken_config_names_file_line_and_key(tmp_path, text, line, key, words)
     assert words in str(error) and str(path) in str(error) and f"line {line}" in str(error)
 
 
+def test_secret_in_an_array_of_tables_is_refused_too(tmp_path):
+    path = write(tmp_path, '[[router.rules]]\ntask = "chat"\ntoken = "ghp-not-here-123"\n')
+    with pytest.raises(ConfigError) as caught:
+        load(path, env={})
+    assert "must not be stored in the config file" in str(caught.value) and caught.value.line == 3
+    assert "ghp-not-here-123" not in str(caught.value)
+
+
 def test_secret_in_config_is_never_echoed(tmp_path):
     path = write(tmp_path, '[sources.fast]\nkind = "openai"\nbase_url = "https://x/v1"\nmodel = "m"\napi_key = "csk-live-123"\n')
     with pytest.raises(ConfigError) as caught:

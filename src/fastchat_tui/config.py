@@ -172,7 +172,7 @@ class _Locator:
     def line_of(self, table: str | None, key: str | None) -> int | None:
         start = 0
         if table:
-            header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(map(_key_re, table.split("."))) + r"\s*\]")
+            header = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(map(_key_re, table.split("."))) + r"\s*\]")
             for number, line in enumerate(self.lines):
                 if header.match(line):
                     start = number + 1
@@ -295,6 +295,9 @@ def _refuse_secrets(raw: dict[str, Any], loc: _Locator, table: str | None) -> No
         dotted = f"{table}.{key}" if table else key
         if isinstance(value, dict):
             _refuse_secrets(value, loc, dotted)
+        elif isinstance(value, list) and all(isinstance(item, dict) for item in value):
+            for item in value:
+                _refuse_secrets(item, loc, dotted)
         elif key.lower() in SECRET_KEYS and isinstance(value, str) and value:
             source = table.split(".", 1)[1] if table and table.startswith("sources.") else "SOURCE"
             raise loc.error(
