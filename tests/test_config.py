@@ -89,6 +89,12 @@ def test_no_file_discovers_ollama_and_preset_keys(tmp_path):
     assert config.sources["groq"].tags == ["hosted", "fast"]
 
 
+def test_no_file_discovers_presets_with_a_key_in_the_keyring(tmp_path):
+    config = load(tmp_path / "missing.toml", env={}, has_stored_key=lambda name: name == "cerebras")
+    assert list(config.sources) == ["local", "cerebras"]
+    assert config.sources["cerebras"].base_url == "https://api.cerebras.ai/v1"
+
+
 def test_openai_base_url_env_overrides_the_preset(tmp_path):
     config = load(tmp_path / "missing.toml", env={"OPENAI_API_KEY": "x", "OPENAI_BASE_URL": "http://127.0.0.1:9/api"})
     assert config.sources["openai"].base_url == "http://127.0.0.1:9/api/v1"

@@ -235,3 +235,13 @@ async def test_tui_asks_for_a_rejected_key_stores_it_and_retries(tmp_path, servi
             assert app._turn.status == "complete" and app._turn.source == "fast"
         assert keyring.get_password(service, "fast") == KEY
         assert server.authorizations()[0] is None and server.authorizations()[-1] == f"Bearer {KEY}"
+
+
+def test_a_preset_key_set_in_the_keyring_makes_the_source_appear(tmp_path, service, monkeypatch):
+    from fastchat_tui.commands.common import load_config
+
+    monkeypatch.setenv("FASTCHAT_CONFIG", str(tmp_path / "none.toml"))
+    assert "cerebras" not in load_config().sources
+    keyring.set_password(service, "cerebras", KEY)
+    assert keys.has_stored_key("cerebras")
+    assert "cerebras" in load_config().sources

@@ -11,7 +11,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
 
@@ -105,8 +105,12 @@ def normalize_ollama_url(url: str) -> str:
     return url
 
 
-def load(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
-    """Load the config at ``path`` (default: :func:`config_path`), or discover sources if none exists."""
+def load(path: Path | None = None, env: dict[str, str] | None = None, *,
+         has_stored_key: Callable[[str], bool] | None = None) -> Config:
+    """Load the config at ``path`` (default: :func:`config_path`), or discover sources if none exists.
+
+    ``has_stored_key(name)`` tells discovery whether the OS keyring holds a key for a preset.
+    """
     env = dict(os.environ) if env is None else env
     path = path or config_path()
     if path.exists():
@@ -121,15 +125,15 @@ def load(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
     else:
         config = Config()
     if not config.sources:
-        config.sources = discover(env)
+        config.sources = discover(env, has_stored_key)
     return config
 
 
-def discover(env: dict[str, str]) -> dict[str, SourceConfig]:
-    """Sources that need no config: local Ollama, and presets whose key is in the environment."""
+def discover(env: dict[str, str], has_stored_key: Callable[[str], bool] | None = None) -> dict[str, SourceConfig]:
+    """Sources that need no config: local Ollama, and presets whose key is in the environment or the keyring."""
     found = {"local": _preset_source("local", "ollama", env)}
     for name, preset in PRESETS.items():
-        if preset.key_env and env.get(preset.key_env):
+        if preset.key_env and (env.get(preset.key_env) or (has_stored_key and has_stored_key(name))):
             found[name] = _preset_source(name, name, env)
     return found
 

@@ -259,6 +259,14 @@ def keyring_key(source: SourceConfig) -> str | None:
     return key or None
 
 
+def has_stored_key(name: str) -> bool:
+    """Whether the keyring holds a key for the source or preset ``name``; False without a usable keyring."""
+    try:
+        return bool(backend().get_password(service(), name))
+    except Exception:  # KeyringUnavailable, or a D-Bus / Secret Service failure: discovery goes on without it
+        return False
+
+
 def store(source: SourceConfig, key: str) -> None:
     """Store (or replace: rotate) ``source``'s key in the OS keyring. Never writes a file of its own."""
     key = key.strip()

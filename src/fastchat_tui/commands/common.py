@@ -19,10 +19,14 @@ class CommandError(Exception):
 def load_config() -> Config:
     """The user's config; a broken file raises ``CommandError`` with exit code 2, naming file, line and key.
 
+    With no config file, presets whose key is in the environment or the OS keyring are found.
+
     Warns on stderr when a proxy from the environment would catch a local source's requests.
     """
+    from fastchat_tui.keys import has_stored_key
+
     try:
-        config = load()
+        config = load(has_stored_key=has_stored_key)
     except ConfigError as exc:
         raise CommandError(str(exc), 2) from None
     from fastchat_tui.sources import proxy_warnings
