@@ -579,6 +579,26 @@ class _BaseServer:
             next_due = first_due + (i / rate if rate else 0.0)
             await asyncio.sleep(max(next_due - perf_counter(), 0.0005))
 
+    def _error_body(self, status: int, model: str) -> Any:
+        """The JSON body of an error status, as the protocol's real servers write it."""
+        raise NotImplementedError
+
+    async def _prelude(self, req: RecordedRequest, resp: _Response) -> tuple[Script, str, dict[str, Any]] | None:
+        """``(script, model, body)`` to go on with, or ``None`` when an error status was sent."""
+        script = req.script or Script()
+        body = req.json if isinstance(req.json, dict) else {}
+        model = str(body.get("model", ""))
+        if script.status is None and self.reject_unknown_models and model not in self.models:
+            script = Script(status=404)
+        if script.stall_at is None and script.stall_s:
+            await asyncio.sleep(script.stall_s)
+        if script.status is None:
+            return script, model, body
+        req.outcome = "error_status"
+        err = script.error_body if script.error_body is not None else self._error_body(script.status, model)
+        await resp.simple(script.status, err, script.headers)
+        return None
+
 
 # --------------------------------------------------------------------------------------
 # OpenAI-compatible
@@ -638,18 +658,9 @@ class OpenAIServer(_BaseServer):
         return {"error": {"message": message, "type": type_, "param": None, "code": code}}
 
     async def _chat(self, req: RecordedRequest, resp: _Response) -> None:
-        script = req.script or Script()
-        body = req.json if isinstance(req.json, dict) else {}
-        model = str(body.get("model", ""))
-        if script.status is None and self.reject_unknown_models and model not in self.models:
-            script = Script(status=404)
-        if script.stall_at is None and script.stall_s:
-            await asyncio.sleep(script.stall_s)
-        if script.status is not None:
-            req.outcome = "error_status"
-            err = script.error_body if script.error_body is not None else self._error_body(script.status, model)
-            await resp.simple(script.status, err, script.headers)
+        if (started := await self._prelude(req, resp)) is None:
             return
+        script, model, body = started
         if not body.get("stream"):
             await self._complete(req, resp, script, model)
             return
@@ -740,26 +751,17 @@ class OllamaServer(_BaseServer):
             req.outcome = "not_found"
             await resp.simple(404, "404 page not found")
 
+    def _error_body(self, status: int, model: str) -> dict[str, Any]:
+        if status == 404:
+            return {"error": f"model '{model}' not found"}
+        return {"error": {401: "unauthorized", 403: "forbidden", 429: "too many requests",
+                          500: "llama runner process has terminated", 503: "server busy, please try again"}
+                .get(status, f"error {status}")}
+
     async def _chat(self, req: RecordedRequest, resp: _Response) -> None:
-        script = req.script or Script()
-        body = req.json if isinstance(req.json, dict) else {}
-        model = str(body.get("model", ""))
-        if script.status is None and self.reject_unknown_models and model not in self.models:
-            script = Script(status=404)
-        if script.stall_at is None and script.stall_s:
-            await asyncio.sleep(script.stall_s)
-        if script.status is not None:
-            req.outcome = "error_status"
-            if script.error_body is not None:
-                err = script.error_body
-            elif script.status == 404:
-                err = {"error": f"model '{model}' not found"}
-            else:
-                err = {"error": {401: "unauthorized", 403: "forbidden", 429: "too many requests",
-                                 500: "llama runner process has terminated", 503: "server busy, please try again"}
-                       .get(script.status, f"error {script.status}")}
-            await resp.simple(script.status, err, script.headers)
+        if (started := await self._prelude(req, resp)) is None:
             return
+        script, model, body = started
         created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         head = ('{"model":%s,"created_at":"%s","message":{"role":"assistant","content":' % (json.dumps(model), created)).encode()
         mid = b'},"done":false}\n'

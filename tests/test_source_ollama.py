@@ -8,6 +8,7 @@ from fastchat_tui.config import SourceConfig, normalize_ollama_url
 from fastchat_tui.sources import Done, ErrorKind, Sent, SourceError, TextDelta, Usage, make_source
 from fastchat_tui.sources.ollama import AUTO_CTX_MAX, OLLAMA_DEFAULT_CTX, OllamaSource, context_options
 from tests.servers import OllamaServer, Script, synthetic_tokens
+from tests.streams import collect as collect_events, texts
 
 MESSAGES = [{"role": "user", "content": "Say hello"}]
 MODEL = "test-model:latest"
@@ -21,19 +22,7 @@ def make(url: str, **kw) -> OllamaSource:
 
 
 async def collect(source, messages=MESSAGES, **kw) -> tuple[list, SourceError | None]:
-    events: list = []
-    try:
-        async for event in source.stream(messages, **kw):
-            events.append(event)
-    except SourceError as exc:
-        return events, exc
-    finally:
-        await source.aclose()
-    return events, None
-
-
-def texts(events) -> list[str]:
-    return [e.text for e in events if isinstance(e, TextDelta)]
+    return await collect_events(source, messages, **kw)
 
 
 async def test_normal_stream_with_exact_usage(ollama_server: OllamaServer):

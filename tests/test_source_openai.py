@@ -20,6 +20,7 @@ from fastchat_tui.sources import (
 )
 from fastchat_tui.sources.openai_compat import RETRY_AFTER_CAP, OpenAISource
 from tests.servers import OpenAIServer, Script, synthetic_tokens
+from tests.streams import collect as collect_events, texts
 
 MESSAGES = [{"role": "user", "content": "Say hello"}]
 KEY = "sk-test-0123456789abcdef"
@@ -33,19 +34,7 @@ def make(url: str, key: str | None = KEY, **kw) -> OpenAISource:
 
 
 async def collect(source, **kw) -> tuple[list, SourceError | None]:
-    events: list = []
-    try:
-        async for event in source.stream(MESSAGES, **kw):
-            events.append(event)
-    except SourceError as exc:
-        return events, exc
-    finally:
-        await source.aclose()
-    return events, None
-
-
-def texts(events) -> list[str]:
-    return [e.text for e in events if isinstance(e, TextDelta)]
+    return await collect_events(source, MESSAGES, **kw)
 
 
 # -- the normal stream ---------------------------------------------------------------------
