@@ -237,3 +237,27 @@ async def test_pasted_lines_stay_one_message_and_ctrl_j_adds_a_line(tmp_path, op
         await until(pilot, lambda: app._turn is not None and not app.streaming)
     chat = [r for r in openai_server.requests if r.path.endswith("/chat/completions")]
     assert chat[0].json["messages"][-1]["content"] == "first line\nsecond line\nthird"
+
+
+async def test_ctrl_r_retries_a_cut_reply_on_the_next_source(tmp_path, spawn_server):
+    fast = spawn_server(OpenAIServer, default=Script(tokens=["partial ", "text ", "lost"], cut_after=2))
+    regular = spawn_server(OpenAIServer, default=Script(tokens=["whole ", "answer"]))
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[sources.fast]\nkind = "openai"\nbase_url = "{fast.url}"\nmodel = "test-model"\ntags = ["hosted", "fast"]\n'
+        f'[sources.regular]\nkind = "openai"\nbase_url = "{regular.url}"\nmodel = "test-model"\ntags = ["hosted"]\n'
+    )
+    app = FastchatApp(load(path), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"why", "enter")
+        await until(pilot, lambda: app._turn is not None and app._turn.status == "cut")
+        assert app._turn.source == "fast" and app._turn.text == "partial text "
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app._turn.status == "complete")
+        assert app._turn.source == "regular" and app._turn.text == "whole answer"
+        await until(pilot, lambda: not app.chat.pending)
+        screen = visible_text(app)
+        assert "partial text" in screen and "cut" in screen and "whole answer" in screen  # both kept, not spliced
+    # the retry asked the same question once, without the cut partial reply in its context
+    messages = [r for r in regular.requests if r.path.endswith("/chat/completions")][-1].json["messages"]
+    assert [m["content"] for m in messages] == ["why"]
