@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from fastchat_tui.sources.base import ErrorKind, SourceError
+
+
+def cut(name: str, what: str, chars: int, chunks: int, detail: str = "") -> SourceError:
+    """The error for a stream that broke after text arrived: that text was yielded and is kept."""
+    return SourceError(
+        ErrorKind.CUT,
+        f"{name}: {what} after {chars} characters in {chunks} chunks{detail}; the partial reply is kept",
+        source=name,
+    )
+
 
 def excerpt(text: str, limit: int = 300) -> str:
     """``text`` on one line, at most ``limit`` characters."""

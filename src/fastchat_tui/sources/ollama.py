@@ -24,7 +24,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-from fastchat_tui.sources._util import excerpt as _excerpt, reason as _reason
+from fastchat_tui.sources._util import cut as _cut, excerpt as _excerpt, reason as _reason
 from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,12 +154,7 @@ class OllamaSource:
                     yield TextDelta(text, t)
                 part = await anext(parts, None)
             if chunks:
-                raise SourceError(
-                    ErrorKind.CUT,
-                    f"{self.name}: the reply stopped without a final 'done' message after {chars} characters "
-                    f"in {chunks} chunks; the partial reply is kept",
-                    source=self.name,
-                )
+                raise _cut(self.name, "the reply stopped without a final 'done' message", chars, chunks)
             raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url} ended the stream without a reply",
                               source=self.name)
         except SourceError:
@@ -177,12 +172,7 @@ class OllamaSource:
             raise self._timeout_error(chars, chunks) from None
         except httpx.HTTPError as exc:
             if chunks:
-                raise SourceError(
-                    ErrorKind.CUT,
-                    f"{self.name}: the connection was lost after {chars} characters in {chunks} chunks "
-                    f"({_reason(exc)}); the partial reply is kept",
-                    source=self.name,
-                ) from None
+                raise _cut(self.name, "the connection was lost", chars, chunks, f" ({_reason(exc)})") from None
             raise SourceError(
                 ErrorKind.UNREACHABLE,
                 f"{self.name}: the connection to {self.base_url} was lost before any reply arrived ({_reason(exc)})",
@@ -208,12 +198,7 @@ class OllamaSource:
         said = _excerpt(str(exc.error), 300)
         if status == -1:  # an {"error": ...} line in mid-stream
             if chunks:
-                return SourceError(
-                    ErrorKind.CUT,
-                    f"{self.name}: Ollama reported an error after {chars} characters in {chunks} chunks: {said}; "
-                    "the partial reply is kept",
-                    source=self.name,
-                )
+                return _cut(self.name, "Ollama reported an error", chars, chunks, f": {said}")
             return SourceError(ErrorKind.PROTOCOL, f"{self.name}: Ollama reported an error in the stream: {said}",
                                source=self.name)
         if status == 404:
@@ -237,12 +222,7 @@ class OllamaSource:
     def _timeout_error(self, chars: int, chunks: int) -> SourceError:
         t = f"{self.config.timeout_s:g} s"
         if chunks:
-            return SourceError(
-                ErrorKind.CUT,
-                f"{self.name}: the stream stalled: nothing arrived for {t} after {chars} characters in "
-                f"{chunks} chunks (timeout_s); the partial reply is kept",
-                source=self.name,
-            )
+            return _cut(self.name, f"the stream stalled: nothing arrived for {t}", chars, chunks, " (timeout_s)")
         return SourceError(
             ErrorKind.UNREACHABLE,
             f"{self.name}: no response from {self.base_url} within {t} (timeout_s); Ollama may still be "

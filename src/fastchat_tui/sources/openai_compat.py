@@ -26,7 +26,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-from fastchat_tui.sources._util import excerpt as _excerpt, reason as _reason, seconds as _seconds
+from fastchat_tui.sources._util import cut as _cut, excerpt as _excerpt, reason as _reason, seconds as _seconds
 from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -204,12 +204,7 @@ class OpenAISource:
                     raise self._protocol_error("an unterminated line", rest, chars, chunks)
                 if finish is None:
                     if chunks:
-                        raise SourceError(
-                            ErrorKind.CUT,
-                            f"{self.name}: the reply stopped without an end marker after {chars} characters "
-                            f"in {chunks} chunks; the partial reply is kept",
-                            source=self.name,
-                        )
+                        raise _cut(self.name, "the reply stopped without an end marker", chars, chunks)
                     raise SourceError(
                         ErrorKind.PROTOCOL,
                         f"{self.name}: the server at {self.base_url} ended the stream without sending a reply",
@@ -220,12 +215,7 @@ class OpenAISource:
             raise self._timeout_error("the stream stalled", chars, chunks) from None
         except httpx2.TransportError as exc:
             if chunks:
-                raise SourceError(
-                    ErrorKind.CUT,
-                    f"{self.name}: the connection was lost after {chars} characters in {chunks} chunks "
-                    f"({_reason(exc)}); the partial reply is kept",
-                    source=self.name,
-                ) from None
+                raise _cut(self.name, "the connection was lost", chars, chunks, f" ({_reason(exc)})") from None
             raise SourceError(
                 ErrorKind.UNREACHABLE,
                 f"{self.name}: the connection to {self.base_url} was lost before any reply arrived ({_reason(exc)})",
@@ -295,12 +285,7 @@ class OpenAISource:
     def _timeout_error(self, what: str, chars: int = 0, chunks: int = 0) -> SourceError:
         t = _seconds(self.config.timeout_s)
         if chunks:
-            return SourceError(
-                ErrorKind.CUT,
-                f"{self.name}: {what}: nothing arrived for {t} after {chars} characters in {chunks} chunks "
-                f"(timeout_s); the partial reply is kept",
-                source=self.name,
-            )
+            return _cut(self.name, f"{what}: nothing arrived for {t}", chars, chunks, " (timeout_s)")
         return SourceError(
             ErrorKind.UNREACHABLE,
             f"{self.name}: {what} from {self.base_url} within {t} (timeout_s); the server may be down or overloaded",
@@ -321,12 +306,7 @@ class OpenAISource:
         message = error.get("message") if isinstance(error, dict) else error
         message = self._redact(str(message or error))[:300]
         if chunks:
-            return SourceError(
-                ErrorKind.CUT,
-                f"{self.name}: the server reported an error after {chars} characters in {chunks} chunks: "
-                f"{message}; the partial reply is kept",
-                source=self.name,
-            )
+            return _cut(self.name, "the server reported an error", chars, chunks, f": {message}")
         return SourceError(ErrorKind.PROTOCOL, f"{self.name}: the server reported an error in the stream: {message}",
                            source=self.name)
 
