@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
 import pytest
 from textual.app import App
 
-from fastchat_tui.bench import BenchResult, Run, summarise
+from fastchat_tui.bench import BenchResult, Run
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.router import MemoryLedger, Router
 from fastchat_tui.session import Session, env_key

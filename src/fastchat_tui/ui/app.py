@@ -92,7 +92,6 @@ class FastchatApp(App[None]):
         self.probe_on_start = probe_on_start
         self._reply_worker: Worker | None = None
         self._turn: Turn | None = None
-        self._theme_warnings: list[str] = []
         themes, self._theme_warnings = load_themes()
         for theme in themes:
             self.register_theme(theme)
