@@ -87,3 +87,8 @@ def openai_source_toml(name: str, url: str, *, api_key_env: str | None = None, m
     if api_key_env:
         lines.append(f'api_key_env = "{api_key_env}"')
     return "\n".join(lines) + "\n"
+
+
+def env_key(source) -> str | None:
+    """A key lookup that reads only the environment variable the source names (no keyring)."""
+    return os.environ.get(source.api_key_env) if source.api_key_env else None

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.config import Config, SourceConfig, normalize_openai_url
-from fastchat_tui.session import Session, env_key
+from fastchat_tui.session import Session
+from tests.keys_helpers import env_key
 from tests.llamacpp_server import MODEL_ALIAS
 
 pytestmark = pytest.mark.llamacpp

@@ -12,7 +12,8 @@ import statistics
 import pytest
 
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.session import Session, env_key
+from fastchat_tui.session import Session
+from tests.keys_helpers import env_key
 from tests.servers import ServerProcess, synthetic_tokens
 
 RUNS = 3

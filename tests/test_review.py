@@ -8,24 +8,22 @@ import pytest
 
 from fastchat_tui import review
 from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.attachment import Attachment
+from fastchat_tui.context import InputTooLarge, check_fits, context_limit, estimate_tokens
+from fastchat_tui.diff import diff_files, looks_like_diff
 from fastchat_tui.review import (
-    Attachment,
     InputError,
-    InputTooLarge,
     build_prompt,
-    check_fits,
     detect_language,
-    diff_files,
-    estimate_tokens,
     limit_lines,
     load_input,
-    looks_like_diff,
     number_diff,
     number_lines,
     read_inputs,
     require_content,
 )
-from fastchat_tui.session import Route, Session
+from fastchat_tui.routing import Route
+from fastchat_tui.session import Session
 
 PY = b"import os\n\n\ndef run(cmd):\n    return os.system(cmd)\n"
 
@@ -246,10 +244,10 @@ def test_check_fits_keeps_room_for_the_reply_and_names_bigger_sources():
 
 
 def test_context_defaults_by_kind():
-    from fastchat_tui.sources.ollama import AUTO_CTX_MAX
+    from fastchat_tui.context import AUTO_CTX_MAX
 
-    assert review.context_limit(source(kind="ollama", context=None)) == AUTO_CTX_MAX
-    assert review.context_limit(source(kind="openai", context=None)) is None
+    assert context_limit(source(kind="ollama", context=None)) == AUTO_CTX_MAX
+    assert context_limit(source(kind="openai", context=None)) is None
     check_fits(10**7, source(kind="openai", context=None))  # unknown limit: the server decides, loudly
 
 

@@ -16,18 +16,9 @@ import pytest
 from fastchat_tui import cli
 from fastchat_tui.config import ConfigError, SourceConfig, load
 from fastchat_tui.meter import Reading
-from fastchat_tui.router import (
-    Attachment,
-    LatencyStats,
-    MemoryLedger,
-    Request,
-    Router,
-    RouterSettings,
-    Rule,
-    fallback_text,
-    status_text,
-)
-from fastchat_tui.session import Route
+from fastchat_tui.attachment import Attachment
+from fastchat_tui.router import Router, fallback_text, status_text
+from fastchat_tui.routing import LatencyStats, MemoryLedger, Request, Route, RouterSettings, Rule
 from fastchat_tui.sources.base import ErrorKind, SourceError
 
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.router import MemoryLedger, Router, status_text
+from fastchat_tui.router import Router, status_text
+from fastchat_tui.routing import MemoryLedger
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind
 from tests.servers import OllamaServer, OpenAIServer, Script, closed_port

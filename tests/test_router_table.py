@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from fastchat_tui.router import Attachment, classify
+from fastchat_tui.attachment import Attachment
+from fastchat_tui.classify import classify
 
 # -- synthetic secrets, split so that no complete key appears in the source ------------------
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"

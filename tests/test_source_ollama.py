@@ -6,7 +6,9 @@ import pytest
 
 from fastchat_tui.config import SourceConfig, normalize_ollama_url
 from fastchat_tui.sources import Done, ErrorKind, Sent, SourceError, TextDelta, Usage, make_source
-from fastchat_tui.sources.ollama import AUTO_CTX_MAX, OLLAMA_DEFAULT_CTX, OllamaSource, context_options
+from fastchat_tui.context import AUTO_CTX_MAX, OLLAMA_DEFAULT_CTX
+from fastchat_tui.context import ollama_options as context_options
+from fastchat_tui.sources.ollama import OllamaSource
 from tests.servers import OllamaServer, Script, synthetic_tokens
 from tests.streams import collect as collect_events, texts
 

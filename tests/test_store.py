@@ -7,6 +7,7 @@ writing at once, and a SIGKILL in the middle of a reply.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
@@ -24,10 +25,15 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui import store as store_module
+from fastchat_tui.bench import Batch, BenchResult, Run
 from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.dates import iso, month_range
 from fastchat_tui.meter import Meter
-from fastchat_tui.session import Route, Session, Turn
-from fastchat_tui.store import SCHEMA_VERSION, Store, StoreError, cost, month_range
+from fastchat_tui.pricing import cost
+from fastchat_tui.routing import LatencyStats, Route
+from fastchat_tui.session import Session
+from fastchat_tui.store import SCHEMA_VERSION, Store, StoreError, StoreLedger
+from fastchat_tui.turn import Turn
 from tests.servers import OpenAIServer, Script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +99,26 @@ def record(recorder, turn: Turn) -> Turn:
     return turn
 
 
+def schema_version(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def empty_chat(store: Store, title: str) -> int:
+    """A chat with no messages yet (fastchat itself starts a chat with its first turn)."""
+    now = time.time()
+    conn = sqlite3.connect(store.path)
+    try:
+        with conn:
+            return conn.execute("INSERT INTO chats (title, created_at, updated_at) VALUES (?, ?, ?)",
+                                (title, now, now)).lastrowid
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def store(tmp_path: Path):
     with Store.open(tmp_path / "history.db") as opened:
@@ -111,19 +137,19 @@ def server():
 def test_new_file_is_wal_with_current_schema(tmp_path: Path) -> None:
     with Store.open(tmp_path / "deep" / "er" / "history.db") as store:
         assert store.warning is None
-        assert store.schema_version == SCHEMA_VERSION
+        assert schema_version(store.path) == SCHEMA_VERSION
     conn = sqlite3.connect(tmp_path / "deep" / "er" / "history.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
-def test_open_default_follows_fastchat_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_open_history_follows_fastchat_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FASTCHAT_DATA_DIR", str(tmp_path / "data"))
-    with store_module.open_default() as store:
+    with store_module.open_history() as store:
         assert store.path == tmp_path / "data" / "history.db"
     monkeypatch.delenv("FASTCHAT_DATA_DIR")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    with store_module.open_default() as store:
+    with store_module.open_history() as store:
         assert store.path == tmp_path / "xdg" / "fastchat" / "history.db"
 
 
@@ -279,7 +305,7 @@ async def test_resume_loads_context_and_continues_the_chat(tmp_path: Path, serve
 
     with Store.open(tmp_path / "history.db") as store:  # as after a restart
         session = Session(config, recorder=store.recorder(config))
-        store.resume(session, chat_id)
+        session.resume(chat_id)
         assert session.messages == [
             {"role": "system", "content": "be brief"},
             {"role": "user", "content": "first question"}, {"role": "assistant", "content": "first answer"},
@@ -292,7 +318,7 @@ async def test_resume_loads_context_and_continues_the_chat(tmp_path: Path, serve
         assert [m.content for m in store.messages(chat_id)][-2:] == ["third question", "third"]
         assert len(store.chats()) == 1
         with pytest.raises(StoreError, match="no chat with id 999"):
-            store.resume(session, 999)
+            session.resume(999)
 
 
 # -- chats, search, export --------------------------------------------------------------------
@@ -305,7 +331,7 @@ def test_chat_list_rename_delete_and_new(store: Store) -> None:
     recorder.chat_id = None
     record(recorder, stored_turn("second chat " + "long " * 30, "reply two"))
     second = recorder.chat_id
-    empty = store.new_chat("empty one")
+    empty = empty_chat(store, "empty one")
     assert first != second
     assert [c.id for c in store.chats()] == [empty, second, first]
     assert store.chat(second).title.endswith("…") and len(store.chat(second).title) <= 60
@@ -431,7 +457,78 @@ def test_latency_stats_are_medians_of_recent_complete_replies(store: Store) -> N
     assert stats.ttft_s == pytest.approx(0.25)
     assert stats.decode_tps == pytest.approx(100.0)
     assert store.latency_stats("fast", limit=1).ttft_s == pytest.approx(5.0)
-    assert store.latency_stats("other") == store_module.LatencyStats(None, None, 0)
+    assert store.latency_stats("other") == LatencyStats(None, None, 0)
+
+
+# -- bench results ----------------------------------------------------------------------------
+
+
+def bench_result(started_at: float, fast_ttft: float = 0.1) -> BenchResult:
+    """A finished two-round bench of ``fast`` and ``local`` with fixed figures; one ``local`` run was cut."""
+    result = BenchResult(["fast", "local"], "hi", 2, 256, 1, started_at=started_at)
+    figures = {"fast": (fast_ttft, 1500.0, True), "local": (0.02, 60.0, False)}
+    for round_ in range(2):
+        for name, (ttft, rate, exact) in figures.items():
+            cut = name == "local" and round_ == 1
+            run = Run(name, round_, 0, "cut" if cut else "complete", model=f"{name}-model",
+                      error_kind="cut" if cut else None, ttft_s=None if cut else ttft + round_ * 0.01,
+                      decode_tps=None if cut else rate, e2e_tps=None if cut else rate / 2,
+                      total_s=None if cut else 0.2 + round_, output_tokens=0 if cut else 256, tokens_exact=exact and not cut)
+            result.runs.append(run)
+            result.batches.append(Batch(name, round_, [run]))
+    result.finished_at = started_at + 10
+    result.summarise()
+    return result
+
+
+def test_bench_results_go_in_and_out_through_the_public_api(store: Store) -> None:
+    ledger = StoreLedger(store)
+    assert store.bench_history() == [] and store.latest_bench("fast") is None and ledger.latency("fast") is None
+    first = bench_result(1_790_000_000.0)
+    assert store.save_bench(first) == 1_790_000_000_000
+    rows = store.bench_history()
+    assert [(r.bench_id, r.source, r.model, r.ok, r.requests, r.failures) for r in rows] == [
+        (1_790_000_000_000, "fast", "fast-model", 2, 2, 0), (1_790_000_000_000, "local", "local-model", 1, 2, 1)]
+    fast, local = rows
+    summary = first.summaries["fast"]
+    assert fast.ttft_s == pytest.approx(summary.stat("ttft_s").median) and fast.decode_tps == 1500.0
+    assert (fast.repeat, fast.max_tokens, fast.concurrency, fast.tokens_exact, fast.aggregate_tps) == (2, 256, 1, True, None)
+    assert local.failure_kinds == {"cut": 1} and local.tokens_exact is False and local.output_tokens == 256
+    assert fast.as_dict()["date"] == iso(1_790_000_000.0) and fast.as_dict()["failure_kinds"] == {}
+
+    second = store.save_bench(bench_result(1_790_000_600.0, fast_ttft=0.3))
+    assert [(r.bench_id, r.source) for r in store.bench_history(["local"])] == [(1_790_000_000_000, "local"), (second, "local")]
+    assert [(r.bench_id, r.source) for r in store.bench_history(limit=1)] == [(second, "local")]
+    assert store.latest_bench("fast").bench_id == second and store.latest_bench("nobody") is None
+    # before any chat reply, the router's speed figures are the newest bench's medians
+    assert ledger.latency("fast") == LatencyStats(pytest.approx(0.305), 1500.0, 2)
+    # once there are chat replies, they count instead
+    record(store.recorder(), stored_turn("q", "a b c d e", ttft=0.5))
+    latency = ledger.latency("fast")
+    assert latency is not None and latency.samples == 1 and latency.ttft_s == pytest.approx(0.5)
+
+
+def test_nothing_outside_the_store_reaches_into_its_file() -> None:
+    """Others use ``fastchat_tui.store``'s public names: no SQL, no ``_read`` / ``_write``, no submodules."""
+    package = ROOT / "src" / "fastchat_tui"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.is_relative_to(package / "store"):
+            continue
+        where = path.relative_to(ROOT)
+        source = path.read_text(encoding="utf-8")
+        if "bench_runs" in source:
+            found.append(f"{where}: names the bench_runs table")
+        for node in ast.walk(ast.parse(source)):
+            if (isinstance(node, ast.Attribute) and node.attr in ("_read", "_write", "_conn", "_tokenizer")
+                    and not (isinstance(node.value, ast.Name) and node.value.id == "self")):
+                found.append(f"{where}:{node.lineno}: uses .{node.attr} of another object")
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                for module in modules:
+                    if module == "sqlite3" or module.startswith("fastchat_tui.store."):
+                        found.append(f"{where}:{node.lineno}: imports {module}")
+    assert found == []
 
 
 def test_keys_are_redacted_when_the_keyring_module_offers_redaction(store: Store) -> None:
@@ -485,7 +582,7 @@ def test_migrates_a_first_schema_file_keeping_everything(tmp_path: Path) -> None
     conn.close()
 
     with Store.open(path) as store:
-        assert store.warning is None and store.schema_version == SCHEMA_VERSION
+        assert store.warning is None and schema_version(path) == SCHEMA_VERSION
         assert [(c.id, c.title, c.message_count) for c in store.chats()] == [(7, "old chat", 2)]
         assert [h.message_id for h in store.search("write-ahead")] == [1]
         assert [h.message_id for h in store.search("日志")] == [2]
@@ -494,7 +591,91 @@ def test_migrates_a_first_schema_file_keeping_everything(tmp_path: Path) -> None
         record(recorder, stored_turn("new question", "new answer"))
         assert [h.chat_id for h in store.search("new answer")] == [7]
     with Store.open(path) as again:  # opening a current file changes nothing
-        assert again.schema_version == SCHEMA_VERSION and len(again.messages(7)) == 4
+        assert schema_version(path) == SCHEMA_VERSION and len(again.messages(7)) == 4
+
+
+# The second schema's additions exactly as fastchat wrote them, and the bench table as `fastchat bench`
+# created it on first use before it moved into the migrations (frozen here on purpose: never update them).
+SCHEMA_V2 = """
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    content, content = 'messages', content_rowid = 'id', tokenize = 'trigram'
+);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+CREATE INDEX replies_streaming ON replies (status) WHERE status = 'streaming';
+PRAGMA user_version = 2;
+"""
+BENCH_TABLE_BEFORE_V3 = """
+CREATE TABLE IF NOT EXISTS bench_runs (
+    id              INTEGER PRIMARY KEY,
+    bench_id        INTEGER NOT NULL,
+    started_at      REAL NOT NULL,
+    source          TEXT NOT NULL,
+    model           TEXT,
+    repeat          INTEGER NOT NULL,
+    max_tokens      INTEGER,
+    concurrency     INTEGER NOT NULL,
+    requests        INTEGER NOT NULL,
+    ok              INTEGER NOT NULL,
+    failures        INTEGER NOT NULL,
+    failure_kinds   TEXT NOT NULL DEFAULT '{}',
+    tokens_exact    INTEGER NOT NULL DEFAULT 0,
+    ttft_s          REAL,
+    decode_tps      REAL,
+    e2e_tps         REAL,
+    total_s         REAL,
+    output_tokens   REAL,
+    aggregate_tps   REAL,
+    summary         TEXT NOT NULL
+)"""
+BENCH_INDEX_BEFORE_V3 = "CREATE INDEX IF NOT EXISTS bench_runs_source_time ON bench_runs (source, started_at)"
+
+
+def test_migrates_a_second_schema_file_keeping_its_bench_rows(tmp_path: Path) -> None:
+    path = tmp_path / "history.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA_V1 + SCHEMA_V2)
+    conn.execute(BENCH_TABLE_BEFORE_V3)
+    conn.execute(BENCH_INDEX_BEFORE_V3)
+    conn.execute("INSERT INTO chats VALUES (3, 'kept', 1000.0, 1000.0)")
+    conn.execute("INSERT INTO messages VALUES (1, 3, 'user', 'still searchable', 1000.0)")
+    insert = ("INSERT INTO bench_runs (bench_id, started_at, source, model, repeat, max_tokens, concurrency, requests, ok,"
+              " failures, failure_kinds, tokens_exact, ttft_s, decode_tps, e2e_tps, total_s, output_tokens, aggregate_tps,"
+              " summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    conn.execute(insert, (1_000_000, 1000.0, "fast", "fast-model", 5, 512, 1, 5, 5, 0, "{}", 1,
+                          0.1, 1500.0, 1200.0, 0.45, 512.0, None, "{}"))
+    conn.execute(insert, (1_000_000, 1000.0, "local", "llama", 5, 512, 1, 5, 4, 1, '{"cut": 1}', 0,
+                          0.02, 60.0, 55.0, 8.5, 512.0, None, "{}"))
+    conn.execute(insert, (2_000_000, 2000.0, "fast", "fast-model", 5, 512, 2, 10, 10, 0, "{}", 1,
+                          0.12, 1400.0, 1100.0, 0.5, 512.0, 2600.0, "{}"))
+    conn.commit()
+    conn.close()
+
+    with Store.open(path) as store:
+        assert store.warning is None and schema_version(path) == SCHEMA_VERSION
+        assert [c.title for c in store.chats()] == ["kept"] and [h.message_id for h in store.search("searchable")] == [1]
+        rows = store.bench_history()
+        assert [(r.bench_id, r.source, r.ok) for r in rows] == [(1_000_000, "fast", 5), (1_000_000, "local", 4), (2_000_000, "fast", 10)]
+        assert rows[1].failure_kinds == {"cut": 1} and rows[1].tokens_exact is False and rows[0].tokens_exact is True
+        assert store.latest_bench("fast").aggregate_tps == 2600.0
+        assert StoreLedger(store).latency("local") == LatencyStats(0.02, 60.0, 4)
+        new = store.save_bench(bench_result(3000.0))
+        assert [r.bench_id for r in store.bench_history(["fast"])] == [1_000_000, 2_000_000, new]
+    conn = sqlite3.connect(path)
+    objects = conn.execute("SELECT type, name FROM sqlite_master WHERE tbl_name = 'bench_runs' ORDER BY name").fetchall()
+    conn.close()
+    assert objects == [("table", "bench_runs"), ("index", "bench_runs_source_time")]
+    with Store.open(path) as again:  # opening a current file changes nothing
+        assert schema_version(path) == SCHEMA_VERSION and len(again.bench_history()) == 5
 
 
 def test_a_newer_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:

@@ -35,8 +35,18 @@ class Meter:
     """Accumulates one reply's timings; cheap enough to call on every chunk."""
 
     __slots__ = (
-        "t_send", "t_first", "t_last", "t_done", "chunks", "exact_tokens", "input_tokens",
-        "server_eval_count", "server_eval_ns", "_buckets", "_bucket_start", "_bucket_count",
+        "_bucket_count",
+        "_bucket_start",
+        "_buckets",
+        "chunks",
+        "exact_tokens",
+        "input_tokens",
+        "server_eval_count",
+        "server_eval_ns",
+        "t_done",
+        "t_first",
+        "t_last",
+        "t_send",
     )
 
     def __init__(self, t_send: float) -> None:
@@ -124,8 +134,9 @@ class Meter:
         )
 
 
-def summary(reading: Reading) -> str:
-    """A one-line summary, as ``fastchat ask`` prints it on stderr and the status bar shows it."""
+def summary(reading: Reading, status: str = "complete") -> str:
+    """The one-line meter of a reply, ``TTFT 102 ms · 1,234 tok/s · 512 tokens · 0.52 s``, and how it
+    ended when that was not a plain completion: the status bar, ``ask``, history and bench all show this."""
     parts = []
     if reading.ttft_s is not None:
         parts.append(f"TTFT {reading.ttft_s * 1000:.0f} ms")
@@ -136,4 +147,42 @@ def summary(reading: Reading) -> str:
     parts.append(f"{reading.output_tokens:,}{'' if reading.tokens_exact else '~'} tokens")
     if reading.total_s is not None:
         parts.append(f"{reading.total_s:.2f} s")
+    if status != "complete":
+        parts.append(status)
+    return " · ".join(parts)
+
+
+def live_summary(reading: Reading) -> str:
+    """The meter while a reply streams: TTFT and the live rate."""
+    if reading.ttft_s is None:
+        return "waiting for first token…"
+    live = "–" if reading.live_tps is None else f"{reading.live_tps:,.0f}"
+    return f"TTFT {reading.ttft_s * 1000:,.0f} ms · {live} tok/s · {reading.output_tokens:,} tokens"
+
+
+def reply_line(
+    source: str | None,
+    model: str | None,
+    reading: Reading | None,
+    status: str,
+    *,
+    fallback_from: str | None = None,
+    fallback_reason: str | None = None,
+    route_reason: str | None = None,
+    extra: str | None = None,
+) -> str:
+    """``[fast → ]regular · model[ (429 rate limited)][ · route: …] · meter[ · extra] · status``: one
+    reply, with where it went, as ``ask`` prints it on stderr and history lists it."""
+    where = f"{source or '-'} · {model or '-'}"
+    if fallback_from:
+        where = f"{fallback_from} → {where}" + (f" ({fallback_reason})" if fallback_reason else "")
+    parts = [where]
+    if route_reason:
+        parts.append(f"route: {route_reason}")
+    if reading is not None:
+        parts.append(summary(reading))
+    if extra:
+        parts.append(extra)
+    if status != "complete":
+        parts.append(status)
     return " · ".join(parts)

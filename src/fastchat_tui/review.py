@@ -6,37 +6,23 @@ Everything here is pure (no terminal, no network) so it can be tested directly:
   binary input is refused (:class:`InputError`), UTF-16 with a BOM is decoded, other
   non-UTF-8 text is decoded with U+FFFD replacements and a warning.
 * :func:`detect_language` guesses the language from the file name, else from the content;
-  :func:`looks_like_diff` recognises unified diffs (``git diff``, ``diff -u``).
+  :func:`~fastchat_tui.diff.looks_like_diff` recognises unified diffs (``git diff``, ``diff -u``).
 * :func:`build_prompt` writes the review prompt: what the input is, what to report and
   how, and every input with line numbers (files) or old/new line numbers (diffs), so the
   model's ``file:line`` references are right.
-* :func:`check_fits` compares an estimate of the prompt's size with a source's context
-  and raises :class:`InputTooLarge` with the options when it does not fit: input is
-  never truncated silently (``--max-lines`` is the explicit way, :func:`limit_lines`).
-
-Token estimate: there is no tokenizer for every model, so the size is estimated as
-UTF-8 bytes / :data:`BYTES_PER_TOKEN` (3.0). BPE tokenizers average about 3.5-4 bytes
-per token on source code and English, fewer on line-number columns and non-Latin text,
-so this over-counts a little on purpose: a refusal that was not needed is better than
-a prompt the server cuts without saying so.
+The size check against the source's context is the session's (:mod:`fastchat_tui.context`):
+input is never truncated silently (``--max-lines`` is the explicit way, :func:`limit_lines`).
 """
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import PurePath
-from typing import Callable, Iterable, Sequence
 
-from fastchat_tui.config import SourceConfig
-
-BYTES_PER_TOKEN = 3.0
-"""Conservative UTF-8 bytes per token for the context estimate (see the module docstring)."""
-
-
-REPLY_RESERVE_MAX = 4096
-"""At most this many tokens of the context are kept free for the reply (unless ``max_tokens`` is set)."""
+from fastchat_tui.attachment import Attachment, plural
+from fastchat_tui.diff import HUNK, diff_files, looks_like_diff
 
 SNIFF_BYTES = 8192
 
@@ -122,77 +108,10 @@ _CONTENT_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 
-_DIFF_HEADER = re.compile(r"^(diff --git |Index: |diff -[a-zA-Z]*u)", re.MULTILINE)
-_DIFF_FILES = re.compile(r"^--- \S.*\n\+\+\+ \S.*\n@@ -\d+(,\d+)? \+\d+(,\d+)? @@", re.MULTILINE)
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_DIFF_PATH = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)")
-_GIT_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)")
 
 
 class InputError(Exception):
     """Input that cannot be reviewed (binary, unreadable, empty): exit code 1 with this message."""
-
-
-class InputTooLarge(InputError):
-    """The prompt does not fit the chosen source's context."""
-
-    def __init__(self, message: str, tokens: int, limit: int) -> None:
-        super().__init__(message)
-        self.tokens, self.limit = tokens, limit
-
-
-@dataclass(frozen=True, slots=True)
-class Attachment:
-    """One reviewed input: a file, or what came on stdin."""
-
-    name: str
-    """What the user and the model see: the path as given, or ``stdin``."""
-    text: str
-    size: int
-    """Size in bytes, as read."""
-    language: str | None = None
-    is_diff: bool = False
-    warning: str | None = None
-    """Set when the input was not clean UTF-8 (replacement characters were used)."""
-    path: str | None = None
-    """The file path, or ``None`` for stdin."""
-    total_lines: int | None = None
-    """Set by :func:`limit_lines` when only the first lines are kept."""
-
-    @property
-    def lines(self) -> int:
-        return count_lines(self.text)
-
-    @property
-    def kind(self) -> str:
-        """``diff``, the language, or ``text``: for the attachment label."""
-        return "diff" if self.is_diff else (self.language or "text")
-
-    @property
-    def label(self) -> str:
-        """``app.py · python · 1.2 KB · 40 lines``."""
-        lines = f"{self.lines} of {self.total_lines} lines" if self.total_lines else plural(self.lines, "line")
-        return f"{self.name} · {self.kind} · {human_size(self.size)} · {lines}"
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
-
-
-def human_size(size: int) -> str:
-    """``812 B``, ``1.2 KB``, ``3.4 MB``."""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
-
-
-def count_lines(text: str) -> int:
-    """Lines as an editor counts them: a final newline does not start another line."""
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
 # --------------------------------------------------------------------------------------
@@ -330,35 +249,6 @@ def detect_language(name: str, text: str) -> str | None:
     return None
 
 
-def looks_like_diff(text: str) -> bool:
-    """A unified diff: a ``diff --git``/``Index:`` header, or ``---``/``+++`` followed by a hunk header."""
-    head = text[:65536]
-    return bool(_DIFF_HEADER.search(head) and "@@ -" in head) or bool(_DIFF_FILES.search(head))
-
-
-def diff_files(text: str) -> list[str]:
-    """The files a unified diff changes, in order (new names; the old one for deletions)."""
-    files: list[str] = []
-    old: str | None = None
-    for line in text.split("\n"):
-        if match := _GIT_PATH.match(line):
-            name = match.group(2)
-            if name not in files:
-                files.append(name)
-            old = None
-        elif line.startswith("--- "):
-            match = _DIFF_PATH.match(line)
-            old = match.group(1) if match else None
-        elif line.startswith("+++ "):
-            match = _DIFF_PATH.match(line)
-            name = match.group(1) if match else None
-            if name == "/dev/null" or name is None:
-                name = old
-            if name and name != "/dev/null" and name not in files:
-                files.append(name)
-    return files
-
-
 # --------------------------------------------------------------------------------------
 # Numbering
 # --------------------------------------------------------------------------------------
@@ -384,7 +274,7 @@ def number_diff(text: str) -> str:
         lines.pop()
     biggest = 1
     for line in lines:
-        if match := _HUNK.match(line):
+        if match := HUNK.match(line):
             old_start, old_len, new_start, new_len = (int(g) if g else 1 for g in match.groups())
             biggest = max(biggest, old_start + old_len, new_start + new_len)
     width = len(str(biggest))
@@ -393,7 +283,7 @@ def number_diff(text: str) -> str:
     old = new = 0
     in_hunk = False
     for line in lines:
-        if match := _HUNK.match(line):
+        if match := HUNK.match(line):
             old, new = int(match.group(1)), int(match.group(3))
             in_hunk = True
             out.append(line)
@@ -534,78 +424,3 @@ def shown_request(attachments: Sequence[Attachment], focus: str | None = None) -
         text += f": {focus.strip()}"
     return text
 
-
-# --------------------------------------------------------------------------------------
-# Size against the context
-# --------------------------------------------------------------------------------------
-
-
-def estimate_tokens(text: str) -> int:
-    """About how many tokens ``text`` is: UTF-8 bytes / :data:`BYTES_PER_TOKEN`, rounded up."""
-    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
-
-
-def context_limit(source: SourceConfig) -> int | None:
-    """The source's context in tokens: ``context_tokens`` from the config or preset.
-
-    An Ollama source without one gets ``num_ctx`` raised to fit the prompt, up to the Ollama
-    source's ``AUTO_CTX_MAX``, which is then the limit. An OpenAI-compatible source without one
-    has no known limit (``None``).
-    """
-    if source.context_tokens:
-        return source.context_tokens
-    if source.kind == "ollama":
-        from fastchat_tui.sources.ollama import AUTO_CTX_MAX
-
-        return AUTO_CTX_MAX
-    return None
-
-
-def reply_reserve(limit: int, max_tokens: int | None) -> int:
-    """Tokens kept free for the reply: ``max_tokens`` if set, else a quarter of the context (at most 4096)."""
-    if max_tokens:
-        return min(max_tokens, limit // 2)
-    return min(REPLY_RESERVE_MAX, limit // 4)
-
-
-def fits(tokens: int, source: SourceConfig, max_tokens: int | None = None) -> bool:
-    limit = context_limit(source)
-    return limit is None or tokens + reply_reserve(limit, max_tokens) <= limit
-
-
-def check_fits(
-    prompt_tokens: int,
-    source: SourceConfig,
-    others: Iterable[SourceConfig] = (),
-    max_tokens: int | None = None,
-) -> None:
-    """Raise :class:`InputTooLarge` (with the options) if the prompt plus the reply do not fit ``source``.
-
-    ``prompt_tokens`` is an :func:`estimate_tokens` of everything sent (system prompt included);
-    ``others`` are the other configured sources, named in the message when they would fit.
-    A source with no known context (an OpenAI-compatible source without ``context_tokens``) is
-    not checked here: such servers refuse an oversized prompt with an error, they do not cut it.
-    """
-    limit = context_limit(source)
-    if limit is None:
-        return
-    reserve = reply_reserve(limit, max_tokens)
-    if prompt_tokens + reserve <= limit:
-        return
-    bigger = [
-        f"{s.name} ({context_limit(s):,})" for s in others
-        if s.name != source.name and fits(prompt_tokens, s, max_tokens)
-    ]
-    options = [
-        "review fewer files at a time (fastchat review a.py b.py)",
-        "keep the first lines of each input with --max-lines N",
-        ("use a source with a bigger context: -s " + ", -s ".join(bigger)) if bigger
-        else "use a source with a bigger context (-s NAME), or raise context_tokens in the config if the model allows it",
-    ]
-    raise InputTooLarge(
-        f"the input is too large for {source.name} ({source.model}): about {prompt_tokens:,} tokens "
-        f"(estimated at {BYTES_PER_TOKEN:g} bytes per token), and its context holds {limit:,} tokens "
-        f"with {reserve:,} kept for the reply. Nothing was sent. Options: " + "; ".join(options) + ".",
-        prompt_tokens,
-        limit,
-    )

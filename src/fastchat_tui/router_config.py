@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fastchat_tui.config import Config, ConfigError, _Locator
-from fastchat_tui.router import TASKS, Rule, RouterSettings
+from fastchat_tui.routing import TASKS, Rule, RouterSettings
 
 _NUMBERS: dict[str, tuple[type | tuple[type, ...], float]] = {
     # key: (type, smallest allowed value)

@@ -1,83 +1,63 @@
-"""One conversation, one request at a time, end to end.
+"""One conversation, and the only place a request is handled.
 
-``Session.send`` asks the router where a prompt goes, streams it from that
-source (falling back to the next one when a source fails before its first
-token), feeds the meter, hands text to whoever listens (TUI, ``ask``,
-``bench``) and tells a recorder (the history store) how the reply is going.
+:meth:`Session.stream` routes a prompt (or takes the route it is given), checks that it
+fits the source's context, sends it, falls back to the next source when one fails before
+its first token, feeds the meter, tells the router how each attempt went, records the
+reply, and yields typed events (:mod:`fastchat_tui.events`) that the TUI, ``ask``,
+``review`` and ``bench`` all consume the same way. Retry, key rotation, new chat and
+resume are methods here too, so no consumer edits the conversation itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import replace
+from typing import Protocol
 
+from fastchat_tui import context
+from fastchat_tui.attachment import Attachment
 from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, SessionEvent
 from fastchat_tui.keys import lookup as keyring_then_env_key
-from fastchat_tui.meter import Meter, Reading
-from fastchat_tui.sources.base import Done, ErrorKind, Sent, Source, SourceError, TextDelta, Usage
+from fastchat_tui.meter import Meter
+from fastchat_tui.routing import Decision, MemoryLedger, Named, Request, Route
+from fastchat_tui.sources.base import FALLBACK_KINDS, Done, ErrorKind, Sent, Source, SourceError, TextDelta, Usage
+from fastchat_tui.turn import SendOptions, Turn
 
-FALLBACK_KINDS = frozenset({ErrorKind.UNREACHABLE, ErrorKind.SERVER, ErrorKind.RATE_LIMITED, ErrorKind.AUTH})
 RECORD_EVERY_S = 1.0
-
-
-@dataclass(slots=True)
-class Route:
-    """Where a request goes and why; ``fallbacks`` are tried in order if it fails early."""
-
-    source: str
-    reason: str
-    task: str = "chat"
-    fallbacks: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Turn:
-    """One prompt and its reply, as it streams and after it ends."""
-
-    prompt: str
-    route: Route | None = None
-    source: str | None = None
-    model: str | None = None
-    parts: list[str] = field(default_factory=list)
-    status: str = "pending"
-    error: SourceError | None = None
-    meter: Meter | None = None
-    fallback_from: str | None = None
-    fallback_reason: str | None = None
-    started_at: float = field(default_factory=time.time)
-    finish_reason: str | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-    def reading(self) -> Reading | None:
-        return self.meter.reading(time.perf_counter()) if self.meter else None
+"""The recorder hears about a streaming reply at least this often (a crash loses at most this much)."""
+PROGRESS_EVERY_S = 1 / 8
+"""How often a :class:`~fastchat_tui.events.Progress` event carries the meter while text streams."""
 
 
 class Recorder(Protocol):
     """Whoever keeps replies (the history store): told at start, at least every second, and at the end."""
 
+    chat_id: int | None
+    """The chat new turns join; ``None``: the next turn starts a new chat."""
+
     def begin(self, turn: Turn) -> None: ...
     def progress(self, turn: Turn) -> None: ...
     def end(self, turn: Turn) -> None: ...
+    def context(self, chat_id: int) -> list[dict[str, str]]:
+        """A stored chat's messages as context; raises ``StoreError`` when there is no such chat."""
+        ...
 
 
-Router = Callable[..., Route]
-"""``router(prompt, session)``, or with the hints ``attachments=`` and ``hint=`` (a task kind such as ``"review"``)."""
+class RouterLike(Protocol):
+    """What the session asks of a router: ``router(prompt, session, attachments=, hint=, chosen=)``."""
+
+    def __call__(self, prompt: str, session: Session, *, attachments: Sequence[Named] = (),
+                 hint: str | None = None, chosen: str | None = None) -> Route: ...
+
+
 KeyLookup = Callable[[SourceConfig], "str | None"]
 
 
-def env_key(source: SourceConfig) -> str | None:
-    """The simplest key lookup: the environment variable the source names."""
-    return os.environ.get(source.api_key_env) if source.api_key_env else None
-
-
-def default_route(prompt: str, session: "Session", *, attachments: object = (), hint: str | None = None,
+def default_route(prompt: str, session: Session, *, attachments: Sequence[Named] = (), hint: str | None = None,
                   chosen: str | None = None) -> Route:
     """Without a router: a source chosen by hand, else ``default_source``, else the first configured source."""
     if chosen is not None:
@@ -94,7 +74,7 @@ class Session:
         self,
         config: Config,
         *,
-        router: Router = default_route,
+        router: RouterLike = default_route,
         key_lookup: KeyLookup = keyring_then_env_key,
         recorder: Recorder | None = None,
     ) -> None:
@@ -102,25 +82,25 @@ class Session:
         self.router = router
         self.key_lookup = key_lookup
         self.recorder = recorder
-        self.messages: list[dict[str, str]] = []
-        if config.system_prompt:
-            self.messages.append({"role": "system", "content": config.system_prompt})
+        self.messages: list[dict[str, str]] = self._system()
         self.selected = config.default_source if config.default_source in config.sources else "auto"
         self._sources: dict[str, Source] = {}
 
     @classmethod
-    def open(cls, config: Config, on_problem: Callable[[str], None] | None = None) -> "Session":
+    def open(cls, config: Config, on_problem: Callable[[str], None] | None = None) -> Session:
         """A session wired the standard way: the configured router, key lookup and history store.
 
         History problems (a damaged file replaced, a failed write) go to ``on_problem``; replies
         are never lost to them. Raises ``ConfigError`` for a bad ``[router]`` table.
         """
-        from fastchat_tui.router import MemoryLedger, Router, StoreLedger
-        from fastchat_tui.store import default_recorder
+        from fastchat_tui.router import Router
+        from fastchat_tui.store import StoreLedger, default_recorder
 
         recorder = default_recorder(config, on_problem=on_problem)
         ledger = StoreLedger(recorder.store) if recorder else MemoryLedger()
         return cls(config, router=Router.from_config(config, ledger=ledger), recorder=recorder)
+
+    # -- sources ---------------------------------------------------------------------------
 
     def source(self, name: str) -> Source:
         """The warm client for ``name``, created on first use."""
@@ -137,13 +117,53 @@ class Session:
         if source is not None:
             asyncio.ensure_future(source.aclose())
 
+    def save_key(self, name: str, key: str) -> None:
+        """Keep a new key for ``name`` in the OS keyring and use it from the next request on.
+
+        Raises :class:`~fastchat_tui.keys.KeyringUnavailable` when there is no usable keyring.
+        """
+        from fastchat_tui import keys
+
+        keys.store(self.config.sources[name], key)
+        self.forget_source(name)
+
     def cycle(self) -> str:
         """Select the next source: auto, then each configured source, then auto again."""
         order = ["auto", *self.config.sources]
         self.selected = order[(order.index(self.selected) + 1) % len(order)] if self.selected in order else "auto"
         return self.selected
 
-    def route(self, prompt: str, source: str | None = None, *, task: str | None = None, attachments: Sequence = ()) -> Route:
+    # -- the conversation ------------------------------------------------------------------
+
+    def _system(self) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.config.system_prompt}] if self.config.system_prompt else []
+
+    def new_chat(self) -> None:
+        """Start a new conversation: only the system prompt stays, and the next reply starts a new saved chat."""
+        self.messages = self._system()
+        if self.recorder is not None:
+            self.recorder.chat_id = None
+
+    def resume(self, chat_id: int) -> None:
+        """Continue a saved chat: its messages become the context and new replies join it.
+
+        Raises ``StoreError`` when there is no such chat, ``LookupError`` when no history is kept.
+        """
+        if self.recorder is None:
+            raise LookupError("history is not being kept in this session")
+        stored = self.recorder.context(chat_id)
+        self.messages = self._system() + stored
+        self.recorder.chat_id = chat_id
+
+    def _retract(self, turn: Turn) -> None:
+        """Take ``turn`` back out of the context (before retrying it), so no text is sent twice."""
+        if self.messages[-2:] == [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]:
+            del self.messages[-2:]
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def route(self, prompt: str, source: str | None = None, *, task: str | None = None,
+              attachments: Sequence[Named] = ()) -> Route:
         """Where ``prompt`` goes. ``task`` names the task kind when the command knows it (``fastchat review``:
         "review"); ``attachments`` (objects with ``name`` and ``text``) let the router see file names and contents."""
         chosen = source or self.selected
@@ -153,10 +173,23 @@ class Session:
             raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{chosen}' (configured: {', '.join(self.config.sources)})")
         return self.router(prompt, self, attachments=tuple(attachments), hint=task, chosen=chosen)
 
-    def retract(self, turn: Turn) -> None:
-        """Take ``turn`` back out of the context (before retrying it), so no text is sent twice."""
-        if self.messages[-2:] == [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]:
-            del self.messages[-2:]
+    def decide(self, prompt: str, options: SendOptions | None = None) -> Decision:
+        """What routing would do with ``prompt``, and what it considered, without sending anything
+        (``fastchat route``). Raises :class:`SourceError` when no source may take it."""
+        from fastchat_tui.router import Router
+
+        options = options or SendOptions()
+        router = self.router
+        chosen = options.source or self.selected
+        if not isinstance(router, Router):
+            return Decision(self.route(prompt, options.source, task=options.task, attachments=options.attachments))
+        history = tuple(m["content"] for m in self.messages if m.get("content"))
+        request = Request(prompt, options.attachments, history, options.max_tokens or self.config.max_tokens, options.task)
+        if chosen != "auto":
+            route = router.manual(request, chosen)
+            route.task = options.task or route.task
+            return Decision(route)
+        return router.decide(request)
 
     def retry_route(self, turn: Turn) -> Route:
         """Where to retry a reply that was cut or failed: the next source of its route, else the same one."""
@@ -164,64 +197,127 @@ class Session:
         route = following(turn.route, turn.source) if following and turn.route and turn.source else None
         return route or Route(turn.source or self.selected, "retry on the same source", turn.route.task if turn.route else "chat")
 
+    # -- sending ---------------------------------------------------------------------------
+
+    def retry(self, turn: Turn, source: str | None = None) -> AsyncGenerator[SessionEvent, None]:
+        """Send ``turn``'s prompt again with the same options: on ``source`` if given (e.g. after a new
+        key), else on the next source of its route. The failed reply leaves the context first."""
+        self._retract(turn)
+        if source is not None:
+            options = replace(turn.options, source=source, route=None)
+        else:
+            options = replace(turn.options, route=self.retry_route(turn))
+        return self.stream(turn.prompt, options)
+
     async def send(
         self,
         prompt: str,
         *,
-        source: str | None = None,
         on_text: Callable[[str], None] | None = None,
-        on_turn: Callable[[Turn], None] | None = None,
+        source: str | None = None,
+        model: str | None = None,
         max_tokens: int | None = None,
         remember: bool = True,
         task: str | None = None,
-        attachments: Sequence = (),
+        attachments: Sequence[Attachment] = (),
         route: Route | None = None,
     ) -> Turn:
-        """Stream one reply; the returned turn says how it ended. Cancelling keeps the partial text.
+        """:meth:`stream` to the end and return the turn; ``on_text`` hears each piece of text.
 
-        ``task`` and ``attachments`` go to the router (see :meth:`route`); ``route`` skips routing
-        (a caller that routed first, e.g. to check the prompt fits the source's context)."""
-        turn = Turn(prompt)
+        For callers that need only the outcome (``bench``, scripts, tests). Cancelling keeps the partial text.
+        """
+        options = SendOptions(source, model, max_tokens, task, tuple(attachments), route, remember)
+        async with aclosing(self.stream(prompt, options)) as events:
+            async for event in events:
+                if type(event) is TextDelta:
+                    if on_text is not None:
+                        on_text(event.text)
+                elif type(event) is Finished:
+                    return event.turn
+        raise AssertionError("Session.stream ended without Finished")  # pragma: no cover
+
+    async def stream(self, prompt: str, options: SendOptions | None = None) -> AsyncGenerator[SessionEvent, None]:
+        """Handle one request end to end, yielding its events (see :mod:`fastchat_tui.events`).
+
+        Failures end the stream with ``Finished`` and ``turn.error``; they are not raised. Cancelling
+        (or closing the stream early) keeps the partial text, marks the turn ``cancelled`` and records it.
+        """
+        options = options or SendOptions()
+        turn = Turn(prompt, options)
         messages = [*self.messages, {"role": "user", "content": prompt}]
+        max_tokens = options.max_tokens or self.config.max_tokens
         try:
-            turn.route = route or self.route(prompt, source, task=task, attachments=attachments)
-            candidates = [turn.route.source, *turn.route.fallbacks]
-            for index, name in enumerate(candidates):
-                self._begin(turn, name, on_turn)
-                try:
-                    await self._stream(turn, messages, on_text, max_tokens or self.config.max_tokens)
+            try:
+                turn.route, candidates = self._plan(prompt, options, messages)
+            except SourceError as error:
+                self._failed(turn, error)
+            else:
+                yield Routed(turn)
+                for index, name in enumerate(candidates):
+                    self._begin(turn, name)
+                    yield Attempt(turn)
+                    try:
+                        async with aclosing(self._attempt(turn, messages, max_tokens)) as events:
+                            async for event in events:
+                                yield event
+                    except SourceError as error:
+                        error.source = error.source or name
+                        self._tell_router(name, error, turn)
+                        if turn.parts or error.kind not in FALLBACK_KINDS or index + 1 == len(candidates):
+                            self._failed(turn, self._boundary(turn, name, error))
+                            break
+                        turn.errors.append(error)
+                        turn.fallback_from, turn.fallback_reason = name, error.label
+                        yield Fallback(turn, name, error, candidates[index + 1])
+                        continue
                     self._tell_router(name, None, turn)
+                    turn.status = "complete"
                     break
-                except SourceError as error:
-                    self._tell_router(name, error, turn)
-                    if turn.parts or error.kind not in FALLBACK_KINDS or index + 1 == len(candidates):
-                        if turn.route.task == "sensitive" and not turn.parts:
-                            raise SourceError(
-                                error.kind,
-                                f"no local source answered ({name}: {error.message}); this prompt was not sent "
-                                f"to any hosted source ({turn.route.reason})",
-                                source=name,
-                                status=error.status,
-                            ) from error
-                        raise
-                    turn.fallback_from, turn.fallback_reason = name, error.label
-            turn.status = "complete"
-        except SourceError as error:
-            turn.error = error
-            turn.status = "cut" if error.kind == ErrorKind.CUT or turn.parts else "error"
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, GeneratorExit):
             turn.status = "cancelled"
             raise
         finally:
-            if turn.status == "pending":
-                turn.status = "error"
-            if turn.meter and turn.meter.t_done is None:
-                turn.meter.done(time.perf_counter())
-            if self.recorder:
-                self.recorder.end(turn)
-            if remember and turn.parts:
-                self.messages.extend(({"role": "user", "content": prompt}, {"role": "assistant", "content": turn.text}))
-        return turn
+            self._end(turn)
+        yield Finished(turn)
+
+    def prepare(self, prompt: str, options: SendOptions) -> Route:
+        """The route ``prompt`` would take (``options.route`` if set), checked against the first source's
+        context as :meth:`stream` checks it. Raises :class:`SourceError` (``too_large``, ``not_found``)."""
+        return self._plan(prompt, options, [*self.messages, {"role": "user", "content": prompt}])[0]
+
+    def _plan(self, prompt: str, options: SendOptions, messages: list[dict[str, str]]) -> tuple[Route, list[str]]:
+        """The route, and the sources to try in order: those of the route that the request fits.
+
+        Raises ``too_large`` when it does not fit the route's first source."""
+        route = options.route or self.route(prompt, options.source, task=options.task, attachments=options.attachments)
+        max_tokens = options.max_tokens or self.config.max_tokens
+        sources = self.config.sources
+        tokens = context.messages_tokens(messages)
+        first = sources[route.source]
+        others = [spec for spec in sources.values() if route.task != "sensitive" or spec.is_local]
+        try:
+            context.check_fits(tokens, first, others, max_tokens, files=bool(options.attachments))
+        except context.InputTooLarge as exc:
+            raise SourceError(ErrorKind.TOO_LARGE, str(exc), source=route.source) from None
+        fitting = [n for n in route.fallbacks if n in sources and context.fits(tokens, sources[n], max_tokens)]
+        return route, [route.source, *fitting]
+
+    def _boundary(self, turn: Turn, name: str, error: SourceError) -> SourceError:
+        """A sensitive prompt that no local source answered says that nothing went anywhere else."""
+        if turn.route is None or turn.route.task != "sensitive" or turn.parts:
+            return error
+        return SourceError(
+            error.kind,
+            f"no local source answered ({name}: {error.message}); this prompt was not sent "
+            f"to any hosted source ({turn.route.reason})",
+            source=name,
+            status=error.status,
+        )
+
+    def _failed(self, turn: Turn, error: SourceError) -> None:
+        turn.error = error
+        turn.errors.append(error)
+        turn.status = "cut" if error.kind == ErrorKind.CUT or turn.parts else "error"
 
     def _tell_router(self, name: str, error: SourceError | None, turn: Turn) -> None:
         """Feed the router's health (cool-down) and, after a good reply, its latency statistics."""
@@ -233,34 +329,53 @@ class Session:
         if error is None and observe is not None:
             observe(name, turn.reading())
 
-    def _begin(self, turn: Turn, name: str, on_turn: Callable[[Turn], None] | None) -> None:
+    def _begin(self, turn: Turn, name: str) -> None:
         spec = self.config.sources[name]
-        turn.source, turn.model, turn.meter, turn.status = name, spec.model, None, "streaming"
-        if on_turn:
-            on_turn(turn)
+        turn.source, turn.model, turn.meter, turn.status = name, turn.options.model or spec.model, None, "streaming"
         if self.recorder:
             self.recorder.begin(turn)
 
-    async def _stream(self, turn: Turn, messages: list[dict[str, str]], on_text: Callable[[str], None] | None,
-                      max_tokens: int | None) -> None:
+    def _end(self, turn: Turn) -> None:
+        if not turn.ended:
+            turn.status = "error"
+        if turn.meter and turn.meter.t_done is None:
+            turn.meter.done(time.perf_counter())
+        if self.recorder:
+            self.recorder.end(turn)
+        if turn.options.remember and turn.parts:
+            self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
+
+    async def _attempt(self, turn: Turn, messages: list[dict[str, str]],
+                       max_tokens: int | None) -> AsyncGenerator[TextDelta | Usage | Progress, None]:
+        """One source's stream: the meter and the recorder are fed here, the events passed on."""
         next_record = time.perf_counter() + RECORD_EVERY_S
+        next_progress = 0.0
         recorder = self.recorder
-        async for event in self.source(turn.source or "").stream(messages, max_tokens=max_tokens):
-            if type(event) is TextDelta:
-                turn.parts.append(event.text)
-                turn.meter.text(event.t)  # type: ignore[union-attr]
-                if on_text:
-                    on_text(event.text)
-                if recorder and event.t >= next_record:
-                    recorder.progress(turn)
-                    next_record = event.t + RECORD_EVERY_S
-            elif type(event) is Sent:
-                turn.meter = Meter(event.t)
-            elif type(event) is Usage:
-                turn.meter.usage(event.output_tokens, event.input_tokens, event.server_eval_count, event.server_eval_ns)  # type: ignore[union-attr]
-            elif type(event) is Done:
-                turn.meter.done(event.t)  # type: ignore[union-attr]
-                turn.finish_reason = event.reason
+        meter: Meter | None = None
+        stream = self.source(turn.source or "").stream(messages, model=turn.options.model, max_tokens=max_tokens)
+        async with aclosing(stream):
+            async for event in stream:
+                if type(event) is TextDelta:
+                    turn.parts.append(event.text)
+                    assert meter is not None
+                    meter.text(event.t)
+                    yield event
+                    if event.t >= next_progress:
+                        next_progress = event.t + PROGRESS_EVERY_S
+                        yield Progress(turn, meter.reading(event.t))
+                    if recorder and event.t >= next_record:
+                        recorder.progress(turn)
+                        next_record = event.t + RECORD_EVERY_S
+                elif type(event) is Sent:
+                    turn.meter = meter = Meter(event.t)
+                elif type(event) is Usage:
+                    assert meter is not None
+                    meter.usage(event.output_tokens, event.input_tokens, event.server_eval_count, event.server_eval_ns)
+                    yield event
+                elif type(event) is Done:
+                    assert meter is not None
+                    meter.done(event.t)
+                    turn.finish_reason = event.reason
 
     async def aclose(self) -> None:
         for source in self._sources.values():

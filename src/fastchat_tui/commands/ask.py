@@ -7,10 +7,16 @@ import asyncio
 import json
 import sys
 import time
-from typing import TextIO
+from contextlib import aclosing
+from typing import TYPE_CHECKING, TextIO
 
 from fastchat_tui.commands.common import CommandError, load_config, warn
-from fastchat_tui.meter import summary
+from fastchat_tui.meter import reply_line
+from fastchat_tui.sources.base import TextDelta
+
+if TYPE_CHECKING:
+    from fastchat_tui.session import Session
+    from fastchat_tui.turn import SendOptions, Turn
 
 FLUSH_EVERY_S = 0.03
 
@@ -40,18 +46,27 @@ def run(args: argparse.Namespace) -> int:
     config = load_config()
     prompt = read_prompt(args.prompt, sys.stdin)
     from fastchat_tui.session import Session
+    from fastchat_tui.turn import SendOptions
 
-    return stream_reply(Session.open(config, on_problem=warn), prompt, as_json=args.json, source=args.source, max_tokens=args.max_tokens)
+    session = Session.open(config, on_problem=warn)
+    return stream_reply(session, prompt, SendOptions(source=args.source, max_tokens=args.max_tokens), as_json=args.json)
 
 
-def stream_reply(session, prompt: str, *, as_json: bool, **send_options) -> int:
-    """Send ``prompt`` (``send_options`` go to ``Session.send``), stream the reply to stdout, return the exit code."""
+def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json: bool) -> int:
+    """Send ``prompt``, stream the reply to stdout as it comes, report the end; returns the exit code."""
+    from fastchat_tui.events import Finished, Routed
+
     writer = _Writer(sys.stdout, quiet=as_json)
-    turns: list = []
+    seen: list[Turn] = []
 
     async def main() -> None:
         try:
-            turns.append(await session.send(prompt, on_text=writer.write, on_turn=turns.append, **send_options))
+            async with aclosing(session.stream(prompt, options)) as events:
+                async for event in events:
+                    if type(event) is TextDelta:
+                        writer.write(event.text)
+                    elif type(event) is Routed or type(event) is Finished:
+                        seen[:] = [event.turn]
         finally:
             writer.flush()
             await session.aclose()
@@ -59,37 +74,32 @@ def stream_reply(session, prompt: str, *, as_json: bool, **send_options) -> int:
     try:
         asyncio.run(main())
     except KeyboardInterrupt:
-        return report(turns[-1] if turns else None, as_json, writer)
-    return report(turns[-1], as_json, writer)
+        pass
+    return report(seen[-1] if seen else None, as_json, writer)
 
 
-def report(turn, as_json: bool, writer: "_Writer") -> int:
+def report(turn: Turn | None, as_json: bool, writer: _Writer) -> int:
     """Print the end of a reply (newline, meter line or JSON) and return the exit code."""
     if turn is None:
         if as_json:
             print(json.dumps({"status": "cancelled", "error": None, "text": ""}))
         return 130
-    reading = turn.reading()
+    if turn.status in ("pending", "streaming"):  # interrupted before the session could mark it
+        turn.status = "cancelled"
     if as_json:
         print(json.dumps(turn_json(turn), ensure_ascii=False))
     else:
         if writer.wrote and not writer.ended_with_newline:
             sys.stdout.write("\n")
             sys.stdout.flush()
-        line = f"{turn.source or '-'} · {turn.model or '-'}"
-        if turn.fallback_from:
-            line = f"{turn.fallback_from} → {line} ({turn.fallback_reason})"
-        if reading:
-            line += " · " + summary(reading)
-        if turn.status != "complete":
-            line += f" · {turn.status}"
-        print(line, file=sys.stderr)
+        print(reply_line(turn.source, turn.model, turn.reading(), turn.status,
+                         fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason), file=sys.stderr)
         if turn.error:
             print(f"fastchat: {turn.error.kind}: {turn.error.message}", file=sys.stderr)
     return {"complete": 0, "cancelled": 130}.get(turn.status, 1)
 
 
-def turn_json(turn) -> dict[str, object]:
+def turn_json(turn: Turn) -> dict[str, object]:
     """The ``--json`` object, with the meter's figures under stable names."""
     reading = turn.reading()
 

@@ -17,8 +17,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from fastchat_tui.commands.common import CommandError, fail, load_config, warn
+
+if TYPE_CHECKING:
+    from fastchat_tui.attachment import Attachment
+    from fastchat_tui.config import Config
+    from fastchat_tui.session import Session
+    from fastchat_tui.turn import SendOptions
 
 DESCRIPTION = __doc__.replace("``", "")
 
@@ -71,34 +80,22 @@ def run(args: argparse.Namespace) -> int:
     prompt = review.build_prompt(attachments, args.message)
     from fastchat_tui.session import Session
     from fastchat_tui.sources.base import SourceError
+    from fastchat_tui.turn import SendOptions
 
     session = Session.open(config, on_problem=warn)
-    if args.source:
-        session.selected = args.source
-    try:
-        route = session.route(prompt, task="review", attachments=attachments)
+    options = SendOptions(source=args.source, max_tokens=args.max_tokens, task="review", attachments=tuple(attachments))
+    try:  # refuse before the chat opens: the same checks the session applies when it sends
+        options = replace(options, route=session.prepare(prompt, options))
     except SourceError as exc:
         raise CommandError(str(exc), 1) from None
-    max_tokens = args.max_tokens or config.max_tokens
-    tokens = review.estimate_tokens("\n".join(m["content"] for m in session.messages) + "\n" + prompt)
-    others = list(config.sources.values())
-    if route.task == "sensitive":  # never suggest a hosted source for input that must stay local
-        others = [spec for spec in others if spec.is_local]
-    try:
-        review.check_fits(tokens, config.sources[route.source], others, max_tokens)
-    except review.InputTooLarge as exc:
-        raise CommandError(str(exc), 1) from None
-    route.fallbacks = [name for name in route.fallbacks if review.fits(tokens, config.sources[name], max_tokens)]
-
-    send_options = {"route": route, "task": "review", "attachments": attachments, "max_tokens": args.max_tokens}
     if sys.stdout.isatty() and not (args.json or args.plain):
         if attach_keyboard():
-            return _run_tui(config, session, attachments, prompt, review.shown_request(attachments, args.message), send_options)
+            return _run_tui(config, session, attachments, prompt, review.shown_request(attachments, args.message), options)
         fail("warning: no terminal to read the keyboard from (/dev/tty); printing the review instead")
 
     from fastchat_tui.commands.ask import stream_reply
 
-    return stream_reply(session, prompt, as_json=args.json, **send_options)
+    return stream_reply(session, prompt, options, as_json=args.json)
 
 
 def _read_stdin() -> bytes:
@@ -125,11 +122,12 @@ def attach_keyboard() -> bool:
     finally:
         os.close(fd)
     if sys.__stdin__ is None:  # fd 0 was closed at start: give Python a stdin object for it
-        sys.stdin = sys.__stdin__ = open(0, "r", closefd=False)  # noqa: SIM115
+        sys.stdin = sys.__stdin__ = open(0, closefd=False)  # noqa: SIM115
     return True
 
 
-def _run_tui(config, session, attachments, prompt: str, label: str, send_options: dict) -> int:
+def _run_tui(config: Config, session: Session, attachments: Sequence[Attachment], prompt: str, label: str,
+             options: SendOptions) -> int:
     from fastchat_tui.ui.app import FastchatApp
 
     app = FastchatApp(
@@ -138,7 +136,7 @@ def _run_tui(config, session, attachments, prompt: str, label: str, send_options
         attachments=attachments,
         initial_prompt=prompt,
         initial_label=label,
-        initial_options=send_options,
+        initial_options=options,
     )
     app.run()
     return app.return_code or 0

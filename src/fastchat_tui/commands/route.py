@@ -26,25 +26,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fastchat_tui.config import ConfigError
-    from fastchat_tui.router import Request, Router
+    from fastchat_tui.session import Session
     from fastchat_tui.sources.base import SourceError
+    from fastchat_tui.turn import SendOptions
 
     config = load_config()
     prompt, attachments = gather(args.prompt, args.file)
     try:
-        router = Router.from_config(config, ledger=_ledger())
+        session = Session.open(config, on_problem=lambda message: None)  # a dry run says nothing of history
     except ConfigError as exc:
         raise CommandError(str(exc), 2) from None
-    session_messages = [config.system_prompt] if config.system_prompt else []
-    request = Request(prompt, tuple(attachments), tuple(session_messages), args.max_tokens or config.max_tokens, args.task)
-    chosen = getattr(args, "source", None)
+    options = SendOptions(source=getattr(args, "source", None), max_tokens=args.max_tokens, task=args.task,
+                          attachments=tuple(attachments))
     try:
-        if chosen and chosen != "auto":
-            route = router.manual(request, chosen)
-            out = {"task": route.task, "source": route.source, "reason": route.reason,
-                   "fallbacks": route.fallbacks, "warnings": route.warnings, "predicted_s": {}, "skipped": {}}
-        else:
-            out = router.decide(request).as_dict()
+        out = session.decide(prompt, options).as_dict()
     except SourceError as error:
         if args.json:
             print(json.dumps({"task": None, "source": None, "reason": error.message, "fallbacks": [],
@@ -81,19 +76,3 @@ def gather(words: list[str], files: list[str]) -> tuple[str, list]:
             return " ".join(words).strip(), attachments
         raise
 
-
-def _ledger():
-    """The history store's spend and latency figures when a store exists, else none (priors only)."""
-    from fastchat_tui.router import MemoryLedger, StoreLedger
-
-    try:
-        from fastchat_tui import store
-    except ImportError:  # pragma: no cover - the store is part of the package
-        return MemoryLedger()
-    path = store.default_path()
-    if not path.exists():
-        return MemoryLedger()
-    try:
-        return StoreLedger(store.Store.open(path))
-    except Exception:  # a damaged store must not stop a dry run
-        return MemoryLedger()

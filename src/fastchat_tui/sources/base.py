@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import AsyncIterator, Protocol, Union
+from collections.abc import AsyncGenerator
+from typing import Protocol, Union
 
 
 @dataclass(slots=True)
@@ -56,7 +57,14 @@ class ErrorKind(StrEnum):
     SERVER = "server"
     PROTOCOL = "protocol"
     CUT = "cut"
+    TOO_LARGE = "too_large"
 
+
+FALLBACK_KINDS = frozenset({ErrorKind.UNREACHABLE, ErrorKind.SERVER, ErrorKind.RATE_LIMITED, ErrorKind.AUTH})
+"""Failures before the first token after which the next source of the route is tried."""
+HEALTH_KINDS = FALLBACK_KINDS | {ErrorKind.CUT, ErrorKind.PROTOCOL}
+"""Failures that count against a source's health (enough in a row cool it down); the request's own
+faults (``not_found``, ``too_large``) do not."""
 
 _LABELS = {
     ErrorKind.AUTH: "auth failed",
@@ -66,6 +74,7 @@ _LABELS = {
     ErrorKind.SERVER: "server error",
     ErrorKind.PROTOCOL: "protocol error",
     ErrorKind.CUT: "stream cut",
+    ErrorKind.TOO_LARGE: "too large for the context",
 }
 
 
@@ -124,7 +133,7 @@ class Source(Protocol):
         *,
         model: str | None = None,
         max_tokens: int | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Yield ``Sent``, then ``TextDelta``s, at most one ``Usage``, then ``Done``.
 
         Raises :class:`SourceError`. Kind ``CUT`` means text had already arrived.

@@ -5,15 +5,8 @@
 ``Sent.t`` is stamped by an httpx request hook just before the request is written, so the
 client library's own set-up is not counted in the time to first token.
 
-Context window: Ollama truncates a prompt longer than its context window without a word,
-so ``num_ctx`` matters. When the source sets ``context_tokens``, ``num_ctx`` is sent with
-*every* request: Ollama reloads the model whenever ``num_ctx`` changes between requests, so
-sending it only for large prompts would make requests alternate between two runner
-configurations and pay a reload (seconds) on each switch. When ``context_tokens`` is not set,
-nothing is sent for ordinary prompts (the server's own default applies, and stays loaded);
-only when the prompt plus ``max_tokens`` is estimated to overflow Ollama's default window is
-``num_ctx`` raised, in steps of 2,048 and at most :data:`AUTO_CTX_MAX`, so a long prompt is not
-silently cut.
+Context window: ``num_ctx`` is sized by :func:`fastchat_tui.context.ollama_options`, since
+Ollama truncates a prompt longer than its window without a word.
 """
 
 from __future__ import annotations
@@ -24,17 +17,13 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
+from fastchat_tui.context import ollama_options
 from fastchat_tui.sources._util import cut as _cut, excerpt as _excerpt, reason as _reason
 from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
 
-OLLAMA_DEFAULT_CTX = 4096
-"""Ollama's default context window (tokens) when a request does not set ``num_ctx``."""
-AUTO_CTX_MAX = 32768
-CHARS_PER_TOKEN_LOW = 3.0
-"""A deliberately low characters-per-token figure, so the prompt estimate errs high."""
 CONNECT_TIMEOUT_CAP = 10.0
 PROBE_TIMEOUT = 3.0
 DRAIN_TIMEOUT = 1.0
@@ -48,23 +37,6 @@ _t_written: contextvars.ContextVar[float | None] = contextvars.ContextVar("fastc
 
 async def _stamp_send(request: Any) -> None:
     _t_written.set(perf_counter())
-
-
-def context_options(
-    messages: list[dict[str, str]], context_tokens: int | None, max_tokens: int | None
-) -> dict[str, int]:
-    """The ``options`` for a chat request (see the module docstring for the ``num_ctx`` rule)."""
-    options: dict[str, int] = {}
-    if context_tokens:
-        options["num_ctx"] = context_tokens
-    else:
-        chars = sum(len(m.get("content") or "") for m in messages)
-        needed = int(chars / CHARS_PER_TOKEN_LOW) + (max_tokens or 1024) + 64
-        if needed > OLLAMA_DEFAULT_CTX:
-            options["num_ctx"] = min(-(-needed // 2048) * 2048, AUTO_CTX_MAX)
-    if max_tokens is not None:
-        options["num_predict"] = max_tokens
-    return options
 
 
 class OllamaSource:
@@ -110,7 +82,7 @@ class OllamaSource:
         client = self._ensure_client()
         ollama, httpx = self._ollama, self._httpx
         model = model or self.model
-        options = context_options(messages, self.config.context_tokens, max_tokens)
+        options = ollama_options(messages, self.config.context_tokens, max_tokens)
         chars = chunks = 0
         clock = perf_counter
         t_send = clock()

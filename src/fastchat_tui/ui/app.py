@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-from functools import partial
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING, cast
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
@@ -16,22 +17,23 @@ from textual.widgets import Footer
 from textual.worker import Worker
 
 from fastchat_tui.config import Config
-from fastchat_tui.session import Session, Turn
-from fastchat_tui.sources.base import ErrorKind, Probe
+from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, SessionEvent
+from fastchat_tui.meter import live_summary, summary
+from fastchat_tui.router import fallback_text, status_text
+from fastchat_tui.session import Session
+from fastchat_tui.sources.base import ErrorKind, Probe, TextDelta
+from fastchat_tui.turn import SendOptions, Turn
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import SourcePicker
 from fastchat_tui.ui.themes import load_themes
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
-from fastchat_tui.ui.widgets.chat_log import ChatLog, ReplyEntry
+from fastchat_tui.ui.widgets.chat_log import ChatLog, ReplyEntry, ReplyStatus
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
-from fastchat_tui.ui.widgets.status_bar import StatusBar, final_meter, live_meter
+from fastchat_tui.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from fastchat_tui.review import Attachment
-
-METER_HZ = 8
-
+    from fastchat_tui.attachment import Attachment
 
 def _preimport() -> None:
     """Import the source client packages and load the keyring backend off the event loop (~0.8 s together)."""
@@ -78,14 +80,14 @@ class FastchatApp(App[None]):
         attachments: Sequence[Attachment] = (),
         initial_prompt: str | None = None,
         initial_label: str | None = None,
-        initial_options: dict[str, Any] | None = None,
+        initial_options: SendOptions | None = None,
     ) -> None:
         """``attachments`` are shown collapsed above the transcript; ``initial_prompt`` is sent on mount
-        (the transcript shows ``initial_label`` instead, and ``initial_options`` go to ``Session.send``)."""
+        (the transcript shows ``initial_label`` instead; ``initial_options`` say how it is sent)."""
         super().__init__()
         self.config = config
         self.attachments = list(attachments)
-        self.initial = (initial_prompt, initial_label, dict(initial_options or {})) if initial_prompt else None
+        self.initial = (initial_prompt, initial_label, initial_options) if initial_prompt else None
         self._startup_warnings: list[str] = []
         self.session = session or Session.open(config, on_problem=self._history_problem)
         self.probes: dict[str, Probe] = {}
@@ -114,7 +116,6 @@ class FastchatApp(App[None]):
 
     def on_mount(self) -> None:
         self.status.show(selected=self._selected_label())
-        self._meter_timer = self.set_interval(1 / METER_HZ, self._tick_meter, pause=True)
         for warning in [*self._theme_warnings, *self._startup_warnings]:
             self.notify(warning, severity="warning", timeout=10)
         self._startup_warnings = []
@@ -126,7 +127,7 @@ class FastchatApp(App[None]):
         self.call_after_refresh(_tune_gc)
         if self.initial:
             prompt, label, options = self.initial
-            self.send(prompt, shown=label, **options)
+            self.send(prompt, shown=label, options=options)
         if self.probe_on_start:
             self.probe_sources()
 
@@ -163,66 +164,64 @@ class FastchatApp(App[None]):
             return
         self.send(message.text)
 
-    def send(self, prompt: str, *, shown: str | None = None, **options: Any) -> None:
-        """Send ``prompt`` in the current conversation; the transcript shows ``shown`` (default: the prompt)
-        and ``options`` (``task``, ``attachments``, ``route``) go to ``Session.send``."""
+    def send(self, prompt: str, *, shown: str | None = None, options: SendOptions | None = None) -> None:
+        """Send ``prompt`` in the current conversation; the transcript shows ``shown`` (default: the prompt)."""
         self.chat.add_user(shown or prompt)
-        self._start_reply(prompt, options)
+        self._follow(self.session.stream(prompt, options))
 
-    def _start_reply(self, prompt: str, options: dict[str, Any]) -> None:
-        self._reply_worker = self.run_worker(self._reply(prompt, options), group="reply", exclusive=True)
+    def _follow(self, events: AsyncGenerator[SessionEvent, None]) -> None:
+        """Show a request's events as they come, in the reply worker (Esc cancels it)."""
+        self._reply_worker = self.run_worker(self._show(events), group="reply", exclusive=True)
 
-    async def _reply(self, prompt: str, options: dict[str, Any] | None = None) -> None:
-        entry: list[ReplyEntry] = []
-        turn_seen: list[Turn] = []
-
-        def on_text(text: str) -> None:
-            if not entry:
-                turn = turn_seen[-1]
-                entry.append(self.chat.start_reply(f"{turn.source} · {turn.model}"))
-            entry[0].append(text)
-
-        self._meter_timer.resume()
+    async def _show(self, events: AsyncGenerator[SessionEvent, None]) -> None:
+        entry: ReplyEntry | None = None
+        turn: Turn | None = None
         try:
-            turn = await self.session.send(prompt, on_text=on_text, on_turn=partial(self._on_turn, turn_seen), **(options or {}))
-        except asyncio.CancelledError:
-            self._end_reply(turn_seen[-1] if turn_seen else None, entry)
-            raise
-        self._end_reply(turn, entry)
+            async with aclosing(events):
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        if entry is None:
+                            assert turn is not None
+                            entry = self.chat.start_reply(f"{turn.source} · {turn.model}")
+                        entry.append(event.text)
+                    elif isinstance(event, Progress):
+                        self.status.show(meter=live_summary(event.reading))
+                    elif isinstance(event, Routed):
+                        turn = event.turn
+                        for warning in turn.route.warnings if turn.route else ():
+                            self.notify(warning, severity="warning", timeout=8)
+                    elif isinstance(event, Attempt):
+                        turn = self._turn = event.turn
+                        self.status.show(route=self._route_line(turn), meter="waiting for first token…")
+                    elif isinstance(event, Fallback):
+                        self.chat.add_notice(fallback_text(event.failed, event.next, event.error), "warning")
+                    elif isinstance(event, Finished):
+                        turn = self._turn = event.turn
+        finally:
+            self._end_reply(turn, entry)
 
-    def _on_turn(self, seen: list[Turn], turn: Turn) -> None:
-        """A source was chosen (or a fallback taken): say where the prompt went and why."""
-        if seen and seen[-1].fallback_from:
-            self.chat.add_notice(f"{turn.fallback_from} → {turn.source}: {turn.fallback_reason}", "warning")
-        if not seen and turn.route:
-            for warning in turn.route.warnings:
-                self.notify(warning, severity="warning", timeout=8)
-        seen.append(turn)
-        self._turn = turn
-        route = turn.route
-        if turn.fallback_from:
-            where = f"· {turn.fallback_from} → {turn.source}: {turn.fallback_reason}"
-        elif self.session.selected == "auto":
-            where = " · ".join(part for part in (f"→ {turn.source}", turn.model, route.reason if route else "") if part)
-        else:
-            where = ""
-        self.status.show(route=where, meter="waiting for first token…")
+    def _route_line(self, turn: Turn) -> str:
+        """Where the prompt went and why, for the status bar."""
+        if turn.fallback_from and turn.source and turn.errors:
+            return "· " + fallback_text(turn.fallback_from, turn.source, turn.errors[-1])
+        if self.session.selected == "auto" and turn.route:
+            return status_text(turn.route, model=turn.model).removeprefix("auto ")
+        return ""
 
-    def _end_reply(self, turn: Turn | None, entry: list[ReplyEntry]) -> None:
-        self._meter_timer.pause()
+    def _end_reply(self, turn: Turn | None, entry: ReplyEntry | None) -> None:
         if turn is None:
             return
-        status = "cancelled" if turn.status in ("pending", "streaming") else turn.status
+        status = turn.status if turn.ended else "cancelled"
         note = f"{turn.error.kind}: {turn.error.message}" if turn.error else None
-        if entry:
-            entry[0].finish(status, note)
+        if entry is not None:
+            entry.finish(cast(ReplyStatus, status), note)
         elif turn.error:
             self.chat.add_notice(f"{turn.source or 'fastchat'}: {note}", "error")
         elif status == "cancelled":
             self.chat.add_notice("cancelled before the first token", "warning")
         reading = turn.reading()
-        self.status.show(meter=final_meter(reading, status) if reading else status)
-        if (turn.error and turn.error.kind == ErrorKind.AUTH) or (turn.fallback_reason or "").startswith(("401", "403", "auth")):
+        self.status.show(meter=summary(reading, status) if reading else status)
+        if turn.failed_with(ErrorKind.AUTH):
             self._ask_for_key(turn)
         elif status in ("cut", "error"):
             self.notify("Ctrl+R retries this prompt" + (" on the next source" if turn.route and turn.route.fallbacks else ""),
@@ -233,8 +232,8 @@ class FastchatApp(App[None]):
         from fastchat_tui import keys
         from fastchat_tui.ui.screens.key_prompt import KeyPrompt
 
-        name = turn.fallback_from if turn.fallback_from else turn.source
-        spec = self.config.sources.get(name or "")
+        rejected = turn.failed_with(ErrorKind.AUTH)
+        spec = self.config.sources.get(rejected.source if rejected else "")
         if spec is None or spec.kind != "openai":
             return
 
@@ -242,32 +241,24 @@ class FastchatApp(App[None]):
             if not key:
                 return
             try:
-                keys.store(spec, key)
+                self.session.save_key(spec.name, key)
             except keys.KeyringUnavailable as exc:
                 self.notify(str(exc), severity="error", timeout=15)
                 return
-            self.session.forget_source(spec.name)
-            self.session.retract(turn)
             self.chat.add_notice(f"key for {spec.name} saved in the OS keyring; retrying", "information")
-            self._start_reply(turn.prompt, {"source": spec.name})
+            self._follow(self.session.retry(turn, source=spec.name))
 
-        self.push_screen(KeyPrompt(spec.name, rejected=turn.error is not None or bool(turn.fallback_from),
-                                   env_var=spec.api_key_env, note=keys.keyring_problem()), entered)
+        had_key = self.session.key_lookup(spec) is not None
+        self.push_screen(KeyPrompt(spec.name, rejected=had_key, env_var=spec.api_key_env, note=keys.keyring_problem()), entered)
 
     def action_retry(self) -> None:
         """Send the last prompt again after a cut or failed reply: on the next source of its route if any."""
         turn = self._turn
         if self.streaming or turn is None or turn.status not in ("cut", "error", "cancelled"):
             return
-        self.session.retract(turn)
-        route = self.session.retry_route(turn)
-        self.chat.add_notice(f"retrying on {route.source}", "information")
-        self._start_reply(turn.prompt, {"route": route})
-
-    def _tick_meter(self) -> None:
-        turn = self._turn
-        if turn is not None and (reading := turn.reading()) is not None:
-            self.status.show(meter=live_meter(reading))
+        events = self.session.retry(turn)
+        self.chat.add_notice(f"retrying on {self.session.retry_route(turn).source}", "information")
+        self._follow(events)
 
     def on_prompt_input_follow_requested(self) -> None:
         self.action_follow()
@@ -277,7 +268,8 @@ class FastchatApp(App[None]):
         self.chat.resume_following()
 
     def action_cancel_reply(self) -> None:
-        if self.streaming:
+        """Stop the streaming reply; the text so far is kept and marked cancelled."""
+        if self._reply_worker is not None and not self._reply_worker.is_finished:
             self._reply_worker.cancel()
 
     def action_cycle_source(self) -> None:
@@ -319,9 +311,8 @@ class FastchatApp(App[None]):
 
     def open_chat(self, chat_id: int) -> None:
         """Show a saved chat, with each reply's meter line, and continue it."""
-        if self.streaming:
-            self._reply_worker.cancel()
-        self.store.resume(self.session, chat_id)
+        self.action_cancel_reply()
+        self.session.resume(chat_id)
         entries = []
         for stored in self.store.messages(chat_id):
             if stored.role == "assistant" and stored.reply:
@@ -333,11 +324,8 @@ class FastchatApp(App[None]):
         self.status.show(route="", meter="")
 
     def action_new_chat(self) -> None:
-        if self.streaming:
-            self._reply_worker.cancel()
-        self.session.messages = [m for m in self.session.messages if m["role"] == "system"]
-        if self.session.recorder is not None:
-            self.session.recorder.chat_id = None
+        self.action_cancel_reply()
+        self.session.new_chat()
         self.chat.clear()
         self.query(AttachmentsView).remove()  # the files belonged to the old conversation
         self.status.show(route="", meter="")

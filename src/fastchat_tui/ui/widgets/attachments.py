@@ -7,14 +7,14 @@ A header line sums them up. The view never grows past a few lines of the screen.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from fastchat_tui.review import Attachment, human_size, plural
+from fastchat_tui.attachment import Attachment, human_size, plural
 
 PREVIEW_MAX_LINES = 2000
 """At most this many lines of one input are shown when it is expanded (all of it is sent)."""

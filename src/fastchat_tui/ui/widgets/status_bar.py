@@ -7,8 +7,6 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
-from fastchat_tui.meter import Reading, summary
-
 
 class StatusBar(Horizontal):
     """One line: ``● auto → source · model · reason`` (cut with … when narrow) and the meter, always whole."""
@@ -65,16 +63,3 @@ class StatusBar(Horizontal):
         left = f"● {self.selected}" + (f" {self.route}" if self.route else "")
         return f"{left}  {self.meter}".rstrip()
 
-
-def live_meter(reading: Reading) -> str:
-    """The meter while a reply streams: TTFT and the live rate."""
-    if reading.ttft_s is None:
-        return "waiting for first token…"
-    live = "–" if reading.live_tps is None else f"{reading.live_tps:,.0f}"
-    return f"TTFT {reading.ttft_s * 1000:,.0f} ms · {live} tok/s · {reading.output_tokens:,} tokens"
-
-
-def final_meter(reading: Reading, status: str) -> str:
-    """The meter after a reply: the same one-line summary ``fastchat ask`` prints, plus how it ended."""
-    line = summary(reading)
-    return line if status == "complete" else f"{line} · {status}"

@@ -1,0 +1,67 @@
+"""A file (or what came on stdin) sent along with a prompt: the one type every part uses.
+
+``fastchat review`` builds them from bytes (:mod:`fastchat_tui.review`), the router reads
+their names and text, the context check counts them, the TUI shows their labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """One input: a file, or stdin (named ``stdin``)."""
+
+    name: str
+    """What the user and the model see: the path as given, or ``stdin``."""
+    text: str
+    size: int = -1
+    """Size in bytes as read; left out, the UTF-8 size of ``text``."""
+    language: str | None = None
+    is_diff: bool = False
+    warning: str | None = None
+    """Set when the input was not clean UTF-8 (replacement characters were used)."""
+    path: str | None = None
+    """The file path, or ``None`` for stdin."""
+    total_lines: int | None = None
+    """Set when only the first lines are kept (``--max-lines``)."""
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            object.__setattr__(self, "size", len(self.text.encode("utf-8", "surrogatepass")))
+
+    @property
+    def lines(self) -> int:
+        return count_lines(self.text)
+
+    @property
+    def kind(self) -> str:
+        """``diff``, the language, or ``text``: for the attachment label."""
+        return "diff" if self.is_diff else (self.language or "text")
+
+    @property
+    def label(self) -> str:
+        """``app.py · python · 1.2 KB · 40 lines``."""
+        lines = f"{self.lines} of {self.total_lines} lines" if self.total_lines else plural(self.lines, "line")
+        return f"{self.name} · {self.kind} · {human_size(self.size)} · {lines}"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def human_size(size: int) -> str:
+    """``812 B``, ``1.2 KB``, ``3.4 MB``."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor counts them: a final newline does not start another line."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)

@@ -1,0 +1,63 @@
+"""What :meth:`Session.stream <fastchat_tui.session.Session.stream>` yields, in order.
+
+Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
+
+    Routed · (Attempt · [TextDelta | Usage | Progress]* · Fallback?)+ · Finished
+
+``Routed`` is missing when routing itself failed; ``Finished`` always comes last, after the
+turn was recorded, and carries the turn in its final state. Text deltas and usage are the
+source's own events, passed on unchanged (they are the hot path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from fastchat_tui.meter import Reading
+from fastchat_tui.sources.base import SourceError, TextDelta, Usage
+from fastchat_tui.turn import Turn
+
+
+@dataclass(slots=True)
+class Routed:
+    """The route is decided (``turn.route``) and the request fits its first source's context."""
+
+    turn: Turn
+
+
+@dataclass(slots=True)
+class Attempt:
+    """A source is about to be asked (``turn.source``, ``turn.model``)."""
+
+    turn: Turn
+
+
+@dataclass(slots=True)
+class Fallback:
+    """``failed`` failed before its first token with ``error``; ``next`` is tried now."""
+
+    turn: Turn
+    failed: str
+    error: SourceError
+    next: str
+
+
+@dataclass(slots=True)
+class Progress:
+    """The meter's reading while text streams, a few times a second (never per token)."""
+
+    turn: Turn
+    reading: Reading
+
+
+@dataclass(slots=True)
+class Finished:
+    """The request is over and recorded; ``turn.status`` says how it ended."""
+
+    turn: Turn
+
+
+SessionEvent = Union[Routed, Attempt, Fallback, TextDelta, Usage, Progress, Finished]
+
+__all__ = ["Attempt", "Fallback", "Finished", "Progress", "Routed", "SessionEvent", "TextDelta", "Usage"]
