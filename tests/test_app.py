@@ -261,3 +261,20 @@ async def test_ctrl_r_retries_a_cut_reply_on_the_next_source(tmp_path, spawn_ser
     # the retry asked the same question once, without the cut partial reply in its context
     messages = [r for r in regular.requests if r.path.endswith("/chat/completions")][-1].json["messages"]
     assert [m["content"] for m in messages] == ["why"]
+
+
+async def test_ctrl_r_retries_a_cut_reply_with_the_options_it_was_sent_with(tmp_path, openai_server: OpenAIServer):
+    """A retry used to rebuild the options and drop ``max_tokens`` (``fastchat review --max-tokens``)."""
+    from fastchat_tui.turn import SendOptions
+    from tests.servers import synthetic_tokens
+
+    openai_server.push(Script(tokens=synthetic_tokens(10), cut_after=3), Script(tokens=["again"]))
+    config = make_config(tmp_path, {"fast": ("openai", openai_server.url)}, default="fast")
+    app = FastchatApp(config, probe_on_start=False, initial_prompt="review this code", initial_label="Review x.py",
+                      initial_options=SendOptions(max_tokens=77, task="review"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app._turn is not None and app._turn.status == "cut" and not app.streaming)
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app._turn is not None and app._turn.status == "complete" and not app.streaming)
+        assert app._turn.text == "again" and app._turn.options.task == "review"
+    assert [r.json["max_tokens"] for r in openai_server.stream_requests()] == [77, 77]

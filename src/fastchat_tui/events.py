@@ -28,9 +28,10 @@ class Routed:
 
 @dataclass(slots=True)
 class Attempt:
-    """A source is about to be asked (``turn.source``, ``turn.model``)."""
+    """``source`` is about to be asked (also ``turn.source`` and ``turn.model``, until a fallback changes them)."""
 
     turn: Turn
+    source: str
 
 
 @dataclass(slots=True)

@@ -255,7 +255,7 @@ class Session:
                 yield Routed(turn)
                 for index, name in enumerate(candidates):
                     self._begin(turn, name)
-                    yield Attempt(turn)
+                    yield Attempt(turn, name)
                     try:
                         async with aclosing(self._attempt(turn, messages, max_tokens)) as events:
                             async for event in events:
