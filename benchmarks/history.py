@@ -22,18 +22,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from fastchat_tui.meter import Meter  # noqa: E402
-from fastchat_tui.session import Route, Turn  # noqa: E402
-from fastchat_tui.store import Store  # noqa: E402
+from fastchat_tui.meter import Meter
+from fastchat_tui.routing import Route
+from fastchat_tui.store import Store
+from fastchat_tui.turn import Turn
 
 TARGET_S = 0.200
-WORDS = (
-    "request token stream buffer cache worker queue socket session handler parser frame batch client server "
-    "index record payload channel scheduler endpoint timeout retry parses buffers flushes validates schedules "
-    "retries encodes decodes streams caches collects drops merges renders quick careful lazy eager stable "
-    "function return async await import class struct trait impl lifetime borrow checker vector iterator"
-).split()
-CJK = "東京 天気 数据库 全文 搜索 日本語 テキスト 検索 晴れ 今日 分词器 索引 性能 内存".split()
+WORDS = [
+    "request", "token", "stream", "buffer", "cache", "worker", "queue", "socket", "session", "handler", "parser",
+    "frame", "batch", "client", "server", "index", "record", "payload", "channel", "scheduler", "endpoint", "timeout",
+    "retry", "parses", "buffers", "flushes", "validates", "schedules", "retries", "encodes", "decodes", "streams",
+    "caches", "collects", "drops", "merges", "renders", "quick", "careful", "lazy", "eager", "stable", "function",
+    "return", "async", "await", "import", "class", "struct", "trait", "impl", "lifetime", "borrow", "checker", "vector",
+    "iterator",
+]
+CJK = ["東京", "天気", "数据库", "全文", "搜索", "日本語", "テキスト", "検索", "晴れ", "今日", "分词器", "索引", "性能", "内存"]
 
 
 def text(rng: random.Random, words: int) -> str:
@@ -78,7 +81,7 @@ def bench_open_chat(folder: Path, messages: int, runs: int) -> list[tuple[str, f
     path = folder / "open.db"
     with Store.open(path) as store:
         recorder = store.recorder()
-        for n in range(messages // 2):
+        for _ in range(messages // 2):
             record(recorder, turn(text(rng, 25), text(rng, 250)))
         chat_id = recorder.chat_id
     results = []
@@ -124,7 +127,8 @@ def build_big(path: Path, messages: int) -> None:
             "INSERT INTO replies (message_id, prompt_id, source, model, status, ttft_s, decode_tps, output_tokens,"
             " tokens_exact, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", replies)
     # a few needles
-    for needle_id, needle in ((7, "zyzzyva flamingo"), (messages // 2, "zyzzyva"), (messages - 3, "ünïcödé naïveté"), (11, "鯨鯱")):
+    needles = ((7, "zyzzyva flamingo"), (messages // 2, "zyzzyva"), (messages - 3, "ünïcödé naïveté"), (11, "鯨鯱"))
+    for needle_id, needle in needles:
         conn.execute("UPDATE messages SET content = content || ' ' || ? WHERE id = ?", (needle, needle_id))
     conn.execute("COMMIT")
     conn.close()
@@ -151,7 +155,8 @@ def bench_search(folder: Path, messages: int, runs: int) -> list[tuple[str, floa
         ]
         for label, query in queries:
             store.search(query)  # warm the page cache, as a second keystroke would
-            results.append((f"search {messages:,}: {label} ({query!r})", median_time(lambda: store.search(query), runs)))
+            results.append((f"search {messages:,}: {label} ({query!r})",
+                            median_time(lambda query=query: store.search(query), runs)))
     return results
 
 
@@ -212,12 +217,12 @@ def main() -> int:
     print(f"SQLite {__import__('sqlite3').sqlite_version}")
     with tempfile.TemporaryDirectory(prefix="fastchat-bench-") as tmp:
         folder = Path(tmp)
-        print("\nOpening a long chat (median of %d)" % args.runs)
+        print(f"\nOpening a long chat (median of {args.runs})")
         for label, seconds in bench_open_chat(folder, chat_messages, args.runs):
             print(f"  {label:<58} {seconds * 1000:8.1f} ms")
             if "cold" in label and seconds > TARGET_S:
                 missed.append(label)
-        print("\nSearching (median of %d, newest 50 hits with snippets)" % args.runs)
+        print(f"\nSearching (median of {args.runs}, newest 50 hits with snippets)")
         for label, seconds in bench_search(folder, search_messages, args.runs):
             print(f"  {label:<58} {seconds * 1000:8.1f} ms")
             if seconds > TARGET_S:

@@ -10,16 +10,19 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from fastchat_tui import cli
-from fastchat_tui.bench import Stat, feed_router, run_bench, save, schedule
+from fastchat_tui.bench import Stat, feed_router, run_bench, schedule
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.router import MemoryLedger, Router, StoreLedger
-from fastchat_tui.session import Session, env_key
-from fastchat_tui.store import Store
+from fastchat_tui.router import Router
+from fastchat_tui.routing import MemoryLedger
+from fastchat_tui.session import Session
+from fastchat_tui.store import Store, StoreLedger
+from tests.keys_helpers import env_key
 from tests.servers import OllamaServer, OpenAIServer, Script, ServerProcess, synthetic_tokens
 
 # The two profiles of the issue: a hosted fast endpoint and a slow local model.
@@ -82,6 +85,7 @@ def server_process(no_proxy_env):
         server.stop()
 
 
+@pytest.mark.timing
 async def test_medians_agree_with_the_servers_send_times(server_process):
     fast = server_process("openai", FAST_TOKENS, FAST["rate_tps"], FAST["ttft_s"])
     slow = server_process("ollama", SLOW_TOKENS, SLOW["rate_tps"], SLOW["ttft_s"])
@@ -121,7 +125,8 @@ async def test_medians_agree_with_the_servers_send_times(server_process):
 
 
 def test_schedule_interleaves_rounds():
-    assert schedule(["a", "b", "c"], 2) == [("a", -1), ("b", -1), ("c", -1), ("a", 0), ("b", 0), ("c", 0), ("a", 1), ("b", 1), ("c", 1)]
+    assert schedule(["a", "b", "c"], 2) == [
+        ("a", -1), ("b", -1), ("c", -1), ("a", 0), ("b", 0), ("c", 0), ("a", 1), ("b", 1), ("c", 1)]
     assert schedule(["a", "b"], 2, warmup=False) == [("a", 0), ("b", 0), ("a", 1), ("b", 1)]
 
 
@@ -144,6 +149,7 @@ async def test_runs_are_interleaved_as_the_servers_saw_them(spawn_server):
     assert all(s.ok == 3 for s in result.summaries.values())
 
 
+@pytest.mark.timing
 async def test_concurrency_sends_c_at_once_and_reports_aggregate_throughput(spawn_server):
     tokens = 60
     server = spawn_server(OpenAIServer, default=Script(tokens=synthetic_tokens(tokens), ttft_s=0.05, rate_tps=300))
@@ -154,7 +160,7 @@ async def test_concurrency_sends_c_at_once_and_reports_aggregate_throughput(spaw
     batches = [requests[i:i + 4] for i in range(0, len(requests), 4)]
     for batch in batches:  # all four were in flight together, and batches did not overlap
         assert max(req.t_received for req in batch) < min(req.t_end for req in batch)
-    for earlier, later in zip(batches, batches[1:]):
+    for earlier, later in pairwise(batches):
         assert max(req.t_end for req in earlier) <= min(req.t_received for req in later)
 
     summary = result.summaries["a"]
@@ -219,7 +225,7 @@ async def test_saved_bench_figures_feed_the_store_backed_router(spawn_server, tm
     with Store.open(tmp_path / "history.db") as store:
         ledger = StoreLedger(store)
         assert ledger.latency("fast") is None  # nothing measured yet
-        save(store, result)
+        store.save_bench(result)
         stats = ledger.latency("fast")
     assert stats.ttft_s == pytest.approx(result.summaries["fast"].stat("ttft_s").median)
     assert stats.decode_tps == pytest.approx(result.summaries["fast"].stat("decode_tps").median)
@@ -257,7 +263,7 @@ def run_cli(argv: list[str]) -> int:
 
 
 def test_json_shape_and_history(cli_env, capsys):
-    fast, slow = cli_env
+    fast, _slow = cli_env
     code = run_cli(["bench", "-s", "fast,local", "--repeat", "2", "--max-tokens", "128", "--prompt", "hi", "--json"])
     out, err = capsys.readouterr()
     assert code == 0
@@ -272,7 +278,8 @@ def test_json_shape_and_history(cli_env, capsys):
         assert entry["ok"] == 2 and entry["failures"] == 0 and entry["tokens_exact"] is True
         assert entry["aggregate_tps"] is None  # only with concurrency
     assert {s["source"]: s["output_tokens"]["median"] for s in data["sources"]} == {"fast": 128, "local": 16}
-    assert [(r["source"], r["round"]) for r in data["runs"]] == [("fast", -1), ("local", -1), ("fast", 0), ("local", 0), ("fast", 1), ("local", 1)]
+    assert [(r["source"], r["round"]) for r in data["runs"]] == [
+        ("fast", -1), ("local", -1), ("fast", 0), ("local", 0), ("fast", 1), ("local", 1)]
     assert all(set(r) >= {"status", "error_kind", "ttft_s", "decode_tps", "output_tokens", "tokens_exact"} for r in data["runs"])
     # progress went to stderr, one line per batch
     assert "fast: warm-up" in err and "local: run 2/2" in err

@@ -10,9 +10,11 @@ from textual.app import App
 
 from fastchat_tui.bench import BenchResult, Run
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.router import MemoryLedger, Router
-from fastchat_tui.session import Session, env_key
+from fastchat_tui.router import Router
+from fastchat_tui.routing import MemoryLedger
+from fastchat_tui.session import Session
 from fastchat_tui.ui.screens.bench import BenchChart, BenchScreen, bar
+from tests.keys_helpers import env_key
 from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
 
 
@@ -29,9 +31,10 @@ def fixed_result() -> BenchResult:
                    e2e_tps=tokens / total if total else None, total_s=total, output_tokens=tokens if status == "complete" else 0,
                    tokens_exact=status == "complete")
 
-    for round_, (g, l, o) in enumerate([(98, 21, 410), (102, 20, 380), (101, 23, 455)]):
-        result.runs += [run("groq", round_, g, 1480 + round_ * 10), run("local", round_, l, 60 - round_)]
-        result.runs.append(run("openai", round_, o, 95) if round_ != 1 else run("openai", 1, 0, 1, status="error", kind="rate_limited"))
+    for round_, (groq, local, openai) in enumerate([(98, 21, 410), (102, 20, 380), (101, 23, 455)]):
+        result.runs += [run("groq", round_, groq, 1480 + round_ * 10), run("local", round_, local, 60 - round_)]
+        result.runs.append(run("openai", round_, openai, 95) if round_ != 1
+                           else run("openai", 1, 0, 1, status="error", kind="rate_limited"))
         result.runs.append(run("offline", round_, 0, 1, status="error", kind="unreachable"))
     result.summarise()
     return result
@@ -112,11 +115,10 @@ async def test_live_bench_on_the_screen(spawn_server, tmp_path: Path, monkeypatc
         assert router.ledger.latency("fast").ttft_s == result.summaries["fast"].stat("ttft_s").median
         assert router.ledger.latency("local").decode_tps == result.summaries["local"].stat("decode_tps").median
         # saved with the date, for `fastchat bench --history`
-        from fastchat_tui.bench import history
-        from fastchat_tui.store import open_default
+        from fastchat_tui.store import open_history
 
-        with open_default() as store:
-            assert [row.source for row in history(store)] == ["fast", "local"]
+        with open_history() as store:
+            assert [row.source for row in store.bench_history()] == ["fast", "local"]
 
         # r runs again (slowly now, so it is still running when checked); Esc stops it, then closes the screen
         fast.default = Script(tokens=synthetic_tokens(100), rate_tps=10)

@@ -136,7 +136,8 @@ def test_usage_sums_this_month(chats: list[int], capsys: pytest.CaptureFixture[s
     assert usage["total"]["replies"] == 3
     code, out, _ = run(capsys, "usage")
     lines = out.splitlines()
-    assert lines[0].startswith("Usage for ") and lines[1].split() == ["SOURCE", "REPLIES", "INPUT", "TOKENS", "OUTPUT", "TOKENS", "COST"]
+    assert lines[0].startswith("Usage for ")
+    assert lines[1].split() == ["SOURCE", "REPLIES", "INPUT", "TOKENS", "OUTPUT", "TOKENS", "COST"]
     assert lines[2].split()[:2] == ["fast", "2"] and lines[2].split()[3] == "12~" and lines[2].endswith("$0.000038")
     assert lines[3].split()[-1] == "-" and lines[4].startswith("total") and lines[-1].startswith("~")
 
@@ -151,7 +152,7 @@ def test_usage_for_another_month_and_a_bad_month(chats: list[int], capsys: pytes
 def test_a_damaged_file_is_reported_once_and_replaced(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data_dir.mkdir()
     (data_dir / "history.db").write_bytes(b"\x00garbage" * 512)
-    code, out, err = run(capsys, "history")
+    code, _, err = run(capsys, "history")
     assert code == 0 and "could not be read" in err and "history.db.corrupt-" in err
     assert run(capsys, "history") == (0, "", "No saved chats yet.\n")
     assert len(list(data_dir.glob("history.db.corrupt-*"))) == 1

@@ -664,7 +664,8 @@ def test_migrates_a_second_schema_file_keeping_its_bench_rows(tmp_path: Path) ->
         assert store.warning is None and schema_version(path) == SCHEMA_VERSION
         assert [c.title for c in store.chats()] == ["kept"] and [h.message_id for h in store.search("searchable")] == [1]
         rows = store.bench_history()
-        assert [(r.bench_id, r.source, r.ok) for r in rows] == [(1_000_000, "fast", 5), (1_000_000, "local", 4), (2_000_000, "fast", 10)]
+        assert [(r.bench_id, r.source, r.ok) for r in rows] == [
+            (1_000_000, "fast", 5), (1_000_000, "local", 4), (2_000_000, "fast", 10)]
         assert rows[1].failure_kinds == {"cut": 1} and rows[1].tokens_exact is False and rows[0].tokens_exact is True
         assert store.latest_bench("fast").aggregate_tps == 2600.0
         assert StoreLedger(store).latency("local") == LatencyStats(0.02, 60.0, 4)
@@ -886,6 +887,7 @@ def _check_after_kill(tmp_path: Path, printed: str, saved: str, prompt: str) -> 
         assert reply.reply.source == "fast" and reply.reply.ttft_s is not None
 
 
+@pytest.mark.timing
 def test_sigkill_mid_reply_loses_at_most_the_last_second(tmp_path: Path, server: OpenAIServer) -> None:
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
@@ -896,6 +898,7 @@ def test_sigkill_mid_reply_loses_at_most_the_last_second(tmp_path: Path, server:
     _check_after_kill(tmp_path, printed, saved, "killed prompt 0")
 
 
+@pytest.mark.timing
 def test_sigkill_during_fastchat_ask(tmp_path: Path, server: OpenAIServer) -> None:
     config = tmp_path / "config.toml"
     config.write_text(f'default_source = "fast"\n[sources.fast]\nkind = "openai"\nbase_url = "{server.url}"\n'

@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import json
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -20,7 +19,6 @@ from fastchat_tui.bench import (
     DEFAULT_PROMPT,
     DEFAULT_REPEAT,
     BenchResult,
-    HistoryRow,
     Progress,
     SourceSummary,
     bench_session,
@@ -31,7 +29,9 @@ from fastchat_tui.bench import (
     fmt_tokens,
     run_bench,
 )
-from fastchat_tui.commands.common import CommandError, load_config
+from fastchat_tui.commands.common import CommandError, fail, load_config
+from fastchat_tui.dates import local_minute
+from fastchat_tui.store import BenchRow, StoreError, open_history
 
 
 def _positive(text: str) -> int:
@@ -50,8 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-s", "--source", help="comma-separated source names (default: every configured source)")
-    parser.add_argument("--repeat", type=_positive, default=DEFAULT_REPEAT, help=f"measured runs per source (default {DEFAULT_REPEAT})")
-    parser.add_argument("--max-tokens", type=_positive, default=DEFAULT_MAX_TOKENS, help=f"reply length cap (default {DEFAULT_MAX_TOKENS})")
+    parser.add_argument("--repeat", type=_positive, default=DEFAULT_REPEAT,
+                        help=f"measured runs per source (default {DEFAULT_REPEAT})")
+    parser.add_argument("--max-tokens", type=_positive, default=DEFAULT_MAX_TOKENS,
+                        help=f"reply length cap (default {DEFAULT_MAX_TOKENS})")
     prompt = parser.add_mutually_exclusive_group()
     prompt.add_argument("--prompt", help="the prompt (default: a fixed ~400-word explanation task)")
     prompt.add_argument("--prompt-file", type=Path, help="read the prompt from this file")
@@ -70,7 +72,8 @@ def _names(arg: str | None, configured: list[str]) -> list[str]:
     names = [name.strip() for name in arg.split(",") if name.strip()]
     unknown = [name for name in names if name not in configured]
     if unknown:
-        raise CommandError(f"no source named {', '.join(repr(n) for n in unknown)} (configured: {', '.join(configured) or 'none'})", 2)
+        raise CommandError(f"no source named {', '.join(repr(n) for n in unknown)}"
+                           f" (configured: {', '.join(configured) or 'none'})", 2)
     return list(dict.fromkeys(names))
 
 
@@ -132,22 +135,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _save(result: BenchResult) -> None:
-    from fastchat_tui.bench import save
-    from fastchat_tui.store import StoreError, open_default
-
     try:
-        store = open_default()
+        with open_history(on_problem=fail) as store:  # a replaced damaged file is told on stderr
+            store.save_bench(result)
     except StoreError as exc:
-        print(f"fastchat: results not saved: {exc.message}", file=sys.stderr)
-        return
-    try:
-        if warning := store.take_warning():
-            print(f"fastchat: {warning}", file=sys.stderr)
-        save(store, result)
-    except StoreError as exc:
-        print(f"fastchat: results not saved: {exc.message}", file=sys.stderr)
-    finally:
-        store.close()
+        fail(f"results not saved: {exc.message}")
 
 
 class _ProgressPrinter:
@@ -212,7 +204,7 @@ def render_table(result: BenchResult) -> str:
         while len(cells) < len(labels):
             cells.append(("—", ""))
         columns.append((summary, cells))
-    when = datetime.fromtimestamp(result.started_at).strftime("%Y-%m-%d %H:%M")
+    when = local_minute(result.started_at)
     lines = [
         f"fastchat bench · {when} · {result.repeat} run{'s' if result.repeat != 1 else ''} per source after a warm-up"
         f" · max {result.max_tokens or 'default'} tokens · concurrency {result.concurrency}",
@@ -232,13 +224,14 @@ def render_table(result: BenchResult) -> str:
     lines += [header1.rstrip(), header2.rstrip()]
     lines.append("-" * len(header1.rstrip()) if header1.strip() else "")
     for index, label in enumerate(labels):
-        cells = []
+        texts = []
         for (_summary, column), (width, med_w) in zip(columns, widths):
             median, span = column[index]
             text = f"{median:>{med_w}}" + (f"  ({span})" if span else "")
-            cells.append(f"{text:<{width}}")
-        lines.append((f"{label:<{label_w}}" + "   ".join(cells)).rstrip())
-    notes = [f"{s.source}: tokens are chunk counts (the source reported no usage)" for s in summaries if s.ok and not s.tokens_exact]
+            texts.append(f"{text:<{width}}")
+        lines.append((f"{label:<{label_w}}" + "   ".join(texts)).rstrip())
+    notes = [f"{s.source}: tokens are chunk counts (the source reported no usage)"
+             for s in summaries if s.ok and not s.tokens_exact]
     notes += [f"{s.source}: warm-up failed ({s.warmup_error})" for s in summaries if s.warmup_error]
     if notes:
         lines.append("")
@@ -252,20 +245,12 @@ def render_table(result: BenchResult) -> str:
 
 
 def show_history(args: argparse.Namespace, configured: list[str]) -> int:
-    from fastchat_tui.bench import history
-    from fastchat_tui.store import StoreError, open_default
-
     names = [n.strip() for n in args.source.split(",") if n.strip()] if args.source else None
     try:
-        store = open_default()
+        with open_history(on_problem=fail) as store:  # a replaced damaged file is told on stderr
+            rows = store.bench_history(names, args.limit)
     except StoreError as exc:
         raise CommandError(exc.message) from None
-    try:
-        rows = history(store, names, args.limit)
-    except StoreError as exc:
-        raise CommandError(exc.message) from None
-    finally:
-        store.close()
     if args.json:
         print(json.dumps([row.as_dict() for row in rows], ensure_ascii=False))
         return 0
@@ -276,14 +261,14 @@ def show_history(args: argparse.Namespace, configured: list[str]) -> int:
     return 0
 
 
-def render_history(rows: list[HistoryRow]) -> str:
+def render_history(rows: list[BenchRow]) -> str:
     """One line per source per bench, oldest first, grouped by source."""
     header = ("date", "source", "model", "C", "TTFT ms", "decode tok/s", "e2e tok/s", "agg tok/s", "tokens", "ok", "failures")
     table = []
     for row in sorted(rows, key=lambda r: (r.source, r.started_at)):
         kinds = ", ".join(row.failure_kinds) if row.failure_kinds else ""
         table.append((
-            datetime.fromtimestamp(row.started_at).strftime("%Y-%m-%d %H:%M"),
+            local_minute(row.started_at),
             row.source,
             row.model or "",
             str(row.concurrency),

@@ -7,14 +7,11 @@ import json
 import os
 import sys
 import tempfile
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fastchat_tui.commands.common import CommandError, fail
-
-if TYPE_CHECKING:
-    from fastchat_tui.store import Store
+from fastchat_tui.dates import local_minute
+from fastchat_tui.store import ChatInfo, Store, StoreError, markdown_lines, open_history
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,34 +50,16 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
 
 
-def open_store() -> "Store":
-    """The user's history store for a command; its warning (a replaced damaged file) goes to stderr."""
-    from fastchat_tui.store import StoreError, open_default
-
-    try:
-        store = open_default()
-    except StoreError as exc:
-        raise CommandError(exc.message) from None
-    warning = store.take_warning()
-    if warning:
-        fail(warning)
-    return store
-
-
 def run(args: argparse.Namespace) -> int:
-    from fastchat_tui.store import StoreError
-
-    store = open_store()
+    action = {"show": show, "export": export, "search": search, "rename": rename, "delete": delete}.get(args.action, listing)
     try:
-        action = {"show": show, "export": export, "search": search, "rename": rename, "delete": delete}.get(args.action, listing)
-        return action(store, args)
+        with open_history(on_problem=fail) as store:  # a replaced damaged file is told on stderr
+            return action(store, args)
     except StoreError as exc:
         raise CommandError(exc.message) from None
-    finally:
-        store.close()
 
 
-def listing(store: "Store", args: argparse.Namespace) -> int:
+def listing(store: Store, args: argparse.Namespace) -> int:
     chats = store.chats(limit=args.limit or None)
     if args.json:
         print(json.dumps([chat.as_dict() for chat in chats], ensure_ascii=False, indent=2))
@@ -91,25 +70,21 @@ def listing(store: "Store", args: argparse.Namespace) -> int:
     width = max(2, *(len(str(chat.id)) for chat in chats))
     print(f"{'ID':>{width}}  {'UPDATED':<16}  {'MSGS':>5}  TITLE")
     for chat in chats:
-        print(f"{chat.id:>{width}}  {_when(chat.updated_at):<16}  {chat.message_count:>5}  {chat.title or '(untitled)'}")
+        print(f"{chat.id:>{width}}  {local_minute(chat.updated_at):<16}  {chat.message_count:>5}  {chat.title or '(untitled)'}")
     return 0
 
 
-def show(store: "Store", args: argparse.Namespace) -> int:
+def show(store: Store, args: argparse.Namespace) -> int:
     chat = _chat(store, args.id)
     if args.json:
         print(json.dumps(_chat_json(store, chat), ensure_ascii=False, indent=2))
         return 0
-    from fastchat_tui.store import markdown_lines
-
     for line in markdown_lines(chat, store.iter_messages(chat.id)):
         sys.stdout.write(line)
     return 0
 
 
-def export(store: "Store", args: argparse.Namespace) -> int:
-    from fastchat_tui.store import markdown_lines
-
+def export(store: Store, args: argparse.Namespace) -> int:
     chat = _chat(store, args.id)
     as_json = args.output.lower().endswith(".json")
     if args.output == "-":
@@ -135,7 +110,7 @@ def export(store: "Store", args: argparse.Namespace) -> int:
     return 0
 
 
-def search(store: "Store", args: argparse.Namespace) -> int:
+def search(store: Store, args: argparse.Namespace) -> int:
     text = " ".join(args.text)
     bold = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     mark = ("\x1b[1m", "\x1b[22m") if bold and not args.json else ("**", "**")
@@ -147,35 +122,31 @@ def search(store: "Store", args: argparse.Namespace) -> int:
         print(f"no messages contain {text!r}", file=sys.stderr)
         return 0
     for hit in hits:
-        print(f"chat {hit.chat_id} · {_when(hit.created_at)} · {hit.role} · {hit.chat_title or '(untitled)'}")
+        print(f"chat {hit.chat_id} · {local_minute(hit.created_at)} · {hit.role} · {hit.chat_title or '(untitled)'}")
         print(f"    {hit.snippet}")
     return 0
 
 
-def rename(store: "Store", args: argparse.Namespace) -> int:
+def rename(store: Store, args: argparse.Namespace) -> int:
     _chat(store, args.id)
     store.rename_chat(args.id, " ".join(args.title))
     print(f"renamed chat {args.id}", file=sys.stderr)
     return 0
 
 
-def delete(store: "Store", args: argparse.Namespace) -> int:
+def delete(store: Store, args: argparse.Namespace) -> int:
     chat = _chat(store, args.id)
     store.delete_chat(chat.id)
     print(f"deleted chat {chat.id} ({chat.message_count} messages): {chat.title}", file=sys.stderr)
     return 0
 
 
-def _chat(store: "Store", chat_id: int):
+def _chat(store: Store, chat_id: int) -> ChatInfo:
     chat = store.chat(chat_id)
     if chat is None:
         raise CommandError(f"no chat with id {chat_id} (see `fastchat history`)")
     return chat
 
 
-def _chat_json(store: "Store", chat) -> dict[str, object]:
+def _chat_json(store: Store, chat: ChatInfo) -> dict[str, object]:
     return {**chat.as_dict(), "messages": [message.as_dict() for message in store.iter_messages(chat.id)]}
-
-
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")

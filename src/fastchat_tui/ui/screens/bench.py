@@ -8,7 +8,7 @@ the history store and each source's medians feed the router's statistics.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import work
@@ -81,7 +81,8 @@ class BenchChart(Widget):
         groups = [("decode tok/s · median (min–max), longer is faster", "decode_tps", 1.0, "tok/s", "$success"),
                   ("TTFT ms · median (min–max), shorter is faster", "ttft_s", 1000.0, "ms", "$warning")]
         if self.concurrency > 1:
-            groups.append((f"aggregate tok/s at concurrency {self.concurrency} · median (min–max)", "aggregate_tps", 1.0, "tok/s", "$accent"))
+            groups.append((f"aggregate tok/s at concurrency {self.concurrency} · median (min–max)", "aggregate_tps", 1.0,
+                           "tok/s", "$accent"))
         stats_by_group = [[self._stat(s, figure) for s in self.summaries] for _, figure, *_ in groups]
         labels_by_group = [[self._label(st, scale, unit) for st in stats]
                            for stats, (_, _, scale, unit, _) in zip(stats_by_group, groups)]
@@ -222,7 +223,8 @@ class BenchScreen(Screen[BenchResult | None]):
 
     def _title(self) -> str:
         runs = f"{self.repeat} run{'s' if self.repeat != 1 else ''} per source after a warm-up"
-        return f"Bench · {', '.join(self.sources)} · {runs} · max {self.max_tokens or 'default'} tokens · concurrency {self.concurrency}"
+        return (f"Bench · {', '.join(self.sources)} · {runs} · max {self.max_tokens or 'default'} tokens"
+                f" · concurrency {self.concurrency}")
 
     def on_mount(self) -> None:
         if self.result is not None:
@@ -280,7 +282,8 @@ class BenchScreen(Screen[BenchResult | None]):
         if event.phase == "run":
             self._batches.append(Batch(event.source, event.round - 1, list(event.runs)))
         summaries = [
-            summarise(name, [r for r in self._runs if r.source == name], [b for b in self._batches if b.source == name], self.concurrency)
+            summarise(name, [r for r in self._runs if r.source == name], [b for b in self._batches if b.source == name],
+                      self.concurrency)
             for name in self.sources
         ]
         self.query_one(BenchChart).show(summaries, self.concurrency)
@@ -339,20 +342,14 @@ class BenchScreen(Screen[BenchResult | None]):
 
 
 def _save(result: BenchResult) -> str:
-    from fastchat_tui.bench import save
-    from fastchat_tui.store import StoreError, open_default
+    from fastchat_tui.store import StoreError, open_history
 
     try:
-        store = open_default()
+        with open_history() as store:
+            store.save_bench(result)
     except StoreError as exc:
         return f"not saved: {exc.message}"
-    try:
-        save(store, result)
-        return "saved to history"
-    except StoreError as exc:
-        return f"not saved: {exc.message}"
-    finally:
-        store.close()
+    return "saved to history"
 
 
 def bench_command(app) -> SystemCommand:
@@ -362,4 +359,5 @@ def bench_command(app) -> SystemCommand:
         session = getattr(app, "session", None)
         app.push_screen(BenchScreen(app.config, router=getattr(session, "router", None)))
 
-    return SystemCommand("Bench sources", "Measure every source with the same prompt: TTFT and decode rate side by side", open_bench)
+    return SystemCommand("Bench sources", "Measure every source with the same prompt: TTFT and decode rate side by side",
+                         open_bench)

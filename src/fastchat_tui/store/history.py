@@ -1,0 +1,344 @@
+"""What the history holds, asked for by name: chats, messages, search, usage, speed and bench results.
+
+:class:`Store` is the one open history file (see :mod:`fastchat_tui.store.db`) with every
+query the rest of fastchat needs; :func:`open_history` opens the user's file and
+:func:`default_recorder` puts a session's recorder on it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from fastchat_tui.config import Config
+from fastchat_tui.dates import month_range
+from fastchat_tui.routing import LatencyStats
+from fastchat_tui.store.db import Database, StoreError, default_path
+from fastchat_tui.store.export import markdown_lines
+from fastchat_tui.store.models import BenchRow, ChatInfo, ReplyInfo, SearchHit, SourceUsage, StoredMessage
+from fastchat_tui.store.recorder import ChatRecorder
+
+_REPLY_COLUMNS = (
+    "source, model, task, route_reason, fallback_from, fallback_reason, status, error_kind, error_message, "
+    "finish_reason, ttft_s, decode_tps, e2e_tps, server_tps, total_s, output_tokens, tokens_exact, input_tokens, "
+    "cost_usd, started_at, ended_at"
+)
+_MESSAGE_COLUMNS = ("m.id, m.chat_id, m.role, m.content, m.created_at, r.message_id, "
+                    + ", ".join(f"r.{name.strip()}" for name in _REPLY_COLUMNS.split(",")))
+_BENCH_COLUMNS = (
+    "bench_id, started_at, source, model, repeat, max_tokens, concurrency, requests, ok, failures,"
+    " failure_kinds, tokens_exact, ttft_s, decode_tps, e2e_tps, total_s, output_tokens, aggregate_tps"
+)
+_BENCH_INSERT = f"INSERT INTO bench_runs ({_BENCH_COLUMNS}, summary) VALUES ({', '.join(['?'] * 19)})"  # 18 + summary
+
+
+class _Median(Protocol):
+    @property
+    def median(self) -> float: ...
+
+
+class BenchSummary(Protocol):
+    """What the store keeps of one source in a bench (:class:`fastchat_tui.bench.SourceSummary`)."""
+
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def requests(self) -> int: ...
+    @property
+    def ok(self) -> int: ...
+    @property
+    def failures(self) -> int: ...
+    @property
+    def failure_kinds(self) -> Mapping[str, int]: ...
+    @property
+    def tokens_exact(self) -> bool: ...
+    @property
+    def aggregate_tps(self) -> _Median | None: ...
+    def stat(self, figure: str) -> _Median | None: ...
+    def as_dict(self) -> dict[str, object]: ...
+
+
+class BenchOutcome(Protocol):
+    """What the store keeps of a whole bench (:class:`fastchat_tui.bench.BenchResult`)."""
+
+    @property
+    def started_at(self) -> float: ...
+    @property
+    def sources(self) -> Sequence[str]: ...
+    @property
+    def repeat(self) -> int: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def summaries(self) -> Mapping[str, BenchSummary]: ...
+
+
+class Store(Database):
+    """The history file and every question fastchat asks of it. Safe to share between threads."""
+
+    # -- chats ---------------------------------------------------------------------------
+
+    def chats(self, limit: int | None = None, offset: int = 0) -> list[ChatInfo]:
+        """Chats, most recently active first."""
+        sql = (
+            "SELECT c.id, c.title, c.created_at, c.updated_at,"
+            " (SELECT count(*) FROM messages m WHERE m.chat_id = c.id)"
+            " FROM chats c ORDER BY c.updated_at DESC, c.id DESC LIMIT ? OFFSET ?"
+        )
+        rows = self._read(lambda c: c.execute(sql, (-1 if limit is None else limit, offset)).fetchall())
+        return [ChatInfo(*row) for row in rows]
+
+    def chat(self, chat_id: int) -> ChatInfo | None:
+        row = self._read(lambda c: _chat_row(c, chat_id))
+        return ChatInfo(*row) if row else None
+
+    def rename_chat(self, chat_id: int, title: str) -> bool:
+        title = " ".join(title.split())
+        return self._write(lambda c: c.execute(
+            "UPDATE chats SET title = ? WHERE id = ?", (title, chat_id)).rowcount) > 0
+
+    def delete_chat(self, chat_id: int) -> bool:
+        return self._write(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)).rowcount) > 0
+
+    def messages(self, chat_id: int, *, limit: int | None = None, before_id: int | None = None) -> list[StoredMessage]:
+        """A chat's messages in order, each assistant message with its reply figures.
+
+        ``limit`` keeps only the last ``limit`` (before ``before_id``, if given), for
+        loading a long chat from its end.
+        """
+        where = "m.chat_id = ?" + (" AND m.id < ?" if before_id is not None else "")
+        params: list[Any] = [chat_id] + ([before_id] if before_id is not None else [])
+        sql = (
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages m LEFT JOIN replies r ON r.message_id = m.id"
+            f" WHERE {where} ORDER BY m.id DESC LIMIT ?"
+        )
+        params.append(-1 if limit is None else limit)
+        rows = self._read(lambda c: c.execute(sql, params).fetchall())
+        rows.reverse()
+        return [_message(row) for row in rows]
+
+    def iter_messages(self, chat_id: int, batch: int = 500) -> Iterator[StoredMessage]:
+        """A chat's messages in order, fetched ``batch`` at a time (memory stays flat for long chats)."""
+        sql = (
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages m LEFT JOIN replies r ON r.message_id = m.id"
+            " WHERE m.chat_id = ? AND m.id > ? ORDER BY m.id LIMIT ?"
+        )
+
+        def page(after: int) -> list[Any]:
+            return self._read(lambda c: c.execute(sql, (chat_id, after, batch)).fetchall())
+
+        after = 0
+        while True:
+            rows = page(after)
+            for row in rows:
+                yield _message(row)
+            if len(rows) < batch:
+                return
+            after = rows[-1][0]
+
+    def context(self, chat_id: int) -> list[dict[str, str]]:
+        """The chat as the model sees it: each prompt with its reply, for replies that have text.
+
+        Raises :class:`StoreError` when there is no chat ``chat_id``.
+        """
+        sql = (
+            "SELECT p.content, m.content FROM replies r JOIN messages m ON m.id = r.message_id"
+            " JOIN messages p ON p.id = r.prompt_id WHERE m.chat_id = ? AND m.content != '' ORDER BY p.id"
+        )
+
+        def body(c: sqlite3.Connection) -> list[tuple[str, str]] | None:
+            return c.execute(sql, (chat_id,)).fetchall() if _chat_row(c, chat_id) else None
+
+        rows = self._read(body)
+        if rows is None:
+            raise StoreError(f"no chat with id {chat_id}")
+        context: list[dict[str, str]] = []
+        for prompt, reply in rows:
+            context += ({"role": "user", "content": prompt}, {"role": "assistant", "content": reply})
+        return context
+
+    def markdown(self, chat_id: int) -> str:
+        """The chat as Markdown: each message under a heading, each reply with its meter line."""
+        chat = self.chat(chat_id)
+        if chat is None:
+            raise StoreError(f"no chat with id {chat_id}")
+        return "".join(markdown_lines(chat, self.iter_messages(chat_id)))
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(self, text: str, *, limit: int = 50, mark: tuple[str, str] = ("**", "**")) -> list[SearchHit]:
+        """Messages containing every word of ``text`` (case-insensitive substrings), newest first."""
+        terms = [term for term in text.split() if term]
+        if not terms:
+            return []
+        # The trigram index cannot look up fewer than three characters: such words are scanned for.
+        minimum = 3 if self._tokenizer == "trigram" else 1
+        indexed = [term for term in terms if len(term) >= minimum]
+        scanned = [term for term in terms if len(term) < minimum]
+        like = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in scanned)
+        like_params = ["%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for term in scanned]
+        if indexed:
+            query = " ".join('"' + term.replace('"', '""') + '"' + ("" if self._tokenizer == "trigram" else "*")
+                             for term in indexed)
+            sql = (
+                "SELECT m.id, m.chat_id, c.title, m.role,"
+                f" snippet(messages_fts, 0, ?, ?, '…', {64 if self._tokenizer == 'trigram' else 16}), m.created_at"
+                " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid JOIN chats c ON c.id = m.chat_id"
+                f" WHERE messages_fts MATCH ?{like} ORDER BY messages_fts.rowid DESC LIMIT ?"
+            )
+            params = [mark[0], mark[1], query, *like_params, limit]
+            rows = self._read(lambda c: c.execute(sql, params).fetchall())
+            return [SearchHit(*row) for row in rows]
+        sql = (
+            "SELECT m.id, m.chat_id, c.title, m.role, m.content, m.created_at"
+            f" FROM messages m JOIN chats c ON c.id = m.chat_id WHERE 1{like} ORDER BY m.id DESC LIMIT ?"
+        )
+        rows = self._read(lambda c: c.execute(sql, [*like_params, limit]).fetchall())
+        return [SearchHit(row[0], row[1], row[2], row[3], _snippet(row[4], scanned[0], mark), row[5]) for row in rows]
+
+    # -- usage and speed, for `fastchat usage` and the router -----------------------------
+
+    def usage(self, month: str | None = None) -> list[SourceUsage]:
+        """Replies, tokens and cost per source for ``YYYY-MM`` (default: this month, local time)."""
+        start, end = month_range(month)
+        sql = (
+            "SELECT source, count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
+            " coalesce(sum(CASE WHEN tokens_exact THEN 0 ELSE output_tokens END), 0),"
+            " coalesce(sum(cost_usd), 0.0), count(cost_usd)"
+            " FROM replies WHERE source IS NOT NULL AND started_at >= ? AND started_at < ?"
+            " GROUP BY source ORDER BY source"
+        )
+        return [SourceUsage(*row) for row in self._read(lambda c: c.execute(sql, (start, end)).fetchall())]
+
+    def spend(self, source: str, month: str | None = None) -> float:
+        """USD spent on ``source`` in ``YYYY-MM`` (default: this month)."""
+        start, end = month_range(month)
+        sql = "SELECT coalesce(sum(cost_usd), 0.0) FROM replies WHERE source = ? AND started_at >= ? AND started_at < ?"
+        return float(self._read(lambda c: c.execute(sql, (source, start, end)).fetchone()[0]))
+
+    def latency_stats(self, source: str, limit: int = 50) -> LatencyStats:
+        """Median TTFT and decode rate over ``source``'s last ``limit`` complete replies (``samples`` of them)."""
+        sql = (
+            "SELECT ttft_s, decode_tps FROM replies WHERE source = ? AND status = 'complete'"
+            " ORDER BY started_at DESC LIMIT ?"
+        )
+        rows = self._read(lambda c: c.execute(sql, (source, limit)).fetchall())
+        ttfts = [row[0] for row in rows if row[0] is not None]
+        rates = [row[1] for row in rows if row[1] is not None]
+        return LatencyStats(
+            statistics.median(ttfts) if ttfts else None,
+            statistics.median(rates) if rates else None,
+            len(rows),
+        )
+
+    # -- bench results: one row per source per `fastchat bench` -------------------------
+
+    def save_bench(self, result: BenchOutcome) -> int:
+        """Save ``result``'s medians, one row per source that has a summary; returns the bench id."""
+        bench_id = int(result.started_at * 1000)
+
+        def median(stat: _Median | None) -> float | None:
+            return stat.median if stat else None
+
+        rows = [
+            (
+                bench_id, result.started_at, name, summary.model, result.repeat, result.max_tokens,
+                result.concurrency, summary.requests, summary.ok, summary.failures,
+                json.dumps(dict(summary.failure_kinds)), int(summary.tokens_exact),
+                median(summary.stat("ttft_s")), median(summary.stat("decode_tps")),
+                median(summary.stat("e2e_tps")), median(summary.stat("total_s")),
+                median(summary.stat("output_tokens")), median(summary.aggregate_tps),
+                json.dumps(summary.as_dict()),
+            )
+            for name in result.sources if (summary := result.summaries.get(name)) is not None
+        ]
+        self._write(lambda c: c.executemany(_BENCH_INSERT, rows))
+        return bench_id
+
+    def bench_history(self, sources: Sequence[str] | None = None, limit: int = 50) -> list[BenchRow]:
+        """Past bench rows, oldest first (the last ``limit``), optionally only for ``sources``."""
+        where = f" WHERE source IN ({', '.join('?' for _ in sources)})" if sources else ""
+        sql = f"SELECT {_BENCH_COLUMNS} FROM bench_runs{where} ORDER BY started_at DESC, id DESC LIMIT ?"
+        params = [*(sources or ()), limit]
+        rows = self._read(lambda c: c.execute(sql, params).fetchall())
+        out = []
+        for row in reversed(rows):
+            values = list(row)
+            values[10] = json.loads(values[10] or "{}")
+            values[11] = bool(values[11])
+            out.append(BenchRow(*values))
+        return out
+
+    def latest_bench(self, source: str) -> BenchRow | None:
+        """``source``'s row in the newest bench that measured it, or ``None``."""
+        rows = self.bench_history([source], limit=1)
+        return rows[0] if rows else None
+
+    # -- recording -----------------------------------------------------------------------
+
+    def recorder(self, config: Config | None = None, chat_id: int | None = None,
+                 on_problem: Callable[[str], None] | None = None) -> ChatRecorder[Store]:
+        """A recorder for :class:`~fastchat_tui.session.Session` that saves replies into chat ``chat_id`` (or a new one)."""
+        return ChatRecorder(self, config, chat_id, on_problem)
+
+
+def open_history(on_problem: Callable[[str], None] | None = None) -> Store:
+    """The user's history store (created, migrated or replaced as needed); close it when done.
+
+    A warning from opening (a damaged file was kept aside and replaced) goes to
+    ``on_problem`` when given, else stays in :attr:`Store.warning`. Raises
+    :class:`StoreError` only when no history can be kept at all.
+    """
+    store = Store.open(default_path())
+    if on_problem is not None and (warning := store.take_warning()):
+        on_problem(warning)
+    return store
+
+
+def default_recorder(config: Config | None = None,
+                     on_problem: Callable[[str], None] | None = None) -> ChatRecorder[Store] | None:
+    """The recorder a standard session uses, on the user's history file.
+
+    A warning from opening (a damaged file was replaced) goes to ``on_problem``; when no
+    history can be kept at all, ``on_problem`` hears why and the result is ``None``.
+    The store stays open for the life of the process (``recorder.store``).
+    """
+    try:
+        store = open_history(on_problem)
+    except StoreError as exc:
+        if on_problem:
+            on_problem(f"history is not being saved: {exc.message}")
+        return None
+    return store.recorder(config, on_problem=on_problem)
+
+
+def _chat_row(c: sqlite3.Connection, chat_id: int) -> tuple[int, str, float, float, int] | None:
+    return c.execute(
+        "SELECT c.id, c.title, c.created_at, c.updated_at,"
+        " (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) FROM chats c WHERE c.id = ?", (chat_id,)).fetchone()
+
+
+def _message(row: Sequence[Any]) -> StoredMessage:
+    """A row of :data:`_MESSAGE_COLUMNS`: the message, then its reply's figures if it has a reply."""
+    return StoredMessage(row[0], row[1], row[2], row[3], row[4], _reply(row[6:]) if row[5] is not None else None)
+
+
+def _reply(row: Sequence[Any]) -> ReplyInfo:
+    values = list(row)
+    values[16] = bool(values[16])
+    return ReplyInfo(*values)
+
+
+def _snippet(content: str, term: str, mark: tuple[str, str], width: int = 40) -> str:
+    at = content.lower().find(term.lower())
+    if at < 0:
+        return " ".join(content[: width * 2].split())
+    start, end = max(0, at - width), min(len(content), at + len(term) + width)
+    text = (("…" if start else "") + content[start:at] + mark[0] + content[at:at + len(term)] + mark[1]
+            + content[at + len(term):end] + ("…" if end < len(content) else ""))
+    return " ".join(text.split())

@@ -1,0 +1,167 @@
+"""The rows the store hands out, and how each is shown: as a meter line, Markdown or JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastchat_tui.dates import iso
+from fastchat_tui.meter import Reading, reply_line
+from fastchat_tui.pricing import money
+
+
+@dataclass(slots=True, frozen=True)
+class ChatInfo:
+    id: int
+    title: str
+    created_at: float
+    updated_at: float
+    message_count: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "messages": self.message_count,
+        }
+
+
+@dataclass(slots=True, frozen=True)
+class ReplyInfo:
+    """What the meter and the router said about one stored reply."""
+
+    source: str | None
+    model: str | None
+    task: str | None
+    route_reason: str | None
+    fallback_from: str | None
+    fallback_reason: str | None
+    status: str
+    error_kind: str | None
+    error_message: str | None
+    finish_reason: str | None
+    ttft_s: float | None
+    decode_tps: float | None
+    e2e_tps: float | None
+    server_tps: float | None
+    total_s: float | None
+    output_tokens: int | None
+    tokens_exact: bool
+    input_tokens: int | None
+    cost_usd: float | None
+    started_at: float
+    ended_at: float | None
+
+    @property
+    def incomplete(self) -> bool:
+        return self.status != "complete"
+
+    def reading(self) -> Reading:
+        return Reading(
+            ttft_s=self.ttft_s,
+            live_tps=None,
+            decode_tps=self.decode_tps,
+            e2e_tps=self.e2e_tps,
+            output_tokens=self.output_tokens or 0,
+            tokens_exact=self.tokens_exact,
+            total_s=self.total_s,
+            server_tps=self.server_tps,
+            input_tokens=self.input_tokens,
+        )
+
+    def line(self) -> str:
+        """``source · model · route: … · TTFT … · tok/s · tokens · s · $ · status``: the meter line of a past reply."""
+        status = f"{self.status} ({self.error_kind})" if self.error_kind else self.status
+        return reply_line(self.source, self.model, self.reading(), status, fallback_from=self.fallback_from,
+                          fallback_reason=self.fallback_reason, route_reason=self.route_reason,
+                          extra=money(self.cost_usd) if self.cost_usd is not None else None)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {name: getattr(self, name) for name in self.__slots__}
+        data["started_at"], data["ended_at"] = iso(self.started_at), iso(self.ended_at)
+        data["incomplete"] = self.incomplete
+        return data
+
+
+@dataclass(slots=True, frozen=True)
+class StoredMessage:
+    id: int
+    chat_id: int
+    role: str
+    content: str
+    created_at: float
+    reply: ReplyInfo | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "role": self.role,
+            "content": self.content,
+            "created_at": iso(self.created_at),
+            "reply": self.reply.as_dict() if self.reply else None,
+        }
+
+
+@dataclass(slots=True, frozen=True)
+class SearchHit:
+    message_id: int
+    chat_id: int
+    chat_title: str
+    role: str
+    snippet: str
+    created_at: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "message_id": self.message_id,
+            "chat_id": self.chat_id,
+            "chat_title": self.chat_title,
+            "role": self.role,
+            "snippet": self.snippet,
+            "created_at": iso(self.created_at),
+        }
+
+
+@dataclass(slots=True, frozen=True)
+class SourceUsage:
+    source: str
+    replies: int
+    input_tokens: int
+    output_tokens: int
+    estimated_output_tokens: int
+    cost_usd: float
+    priced_replies: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+@dataclass(slots=True, frozen=True)
+class BenchRow:
+    """One source's medians in one past bench."""
+
+    bench_id: int
+    started_at: float
+    source: str
+    model: str | None
+    repeat: int
+    max_tokens: int | None
+    concurrency: int
+    requests: int
+    ok: int
+    failures: int
+    failure_kinds: dict[str, int]
+    tokens_exact: bool
+    ttft_s: float | None
+    decode_tps: float | None
+    e2e_tps: float | None
+    total_s: float | None
+    output_tokens: float | None
+    aggregate_tps: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        data = {name: getattr(self, name) for name in self.__slots__}
+        data["date"] = iso(self.started_at)
+        return data
