@@ -14,12 +14,13 @@ from types import SimpleNamespace
 import pytest
 
 from fastchat_tui import cli
+from fastchat_tui.attachment import Attachment
 from fastchat_tui.config import ConfigError, SourceConfig, load
 from fastchat_tui.meter import Reading
-from fastchat_tui.attachment import Attachment
 from fastchat_tui.router import Router, fallback_text, status_text
 from fastchat_tui.routing import LatencyStats, MemoryLedger, Request, Route, RouterSettings, Rule
 from fastchat_tui.sources.base import ErrorKind, SourceError
+from tests.clock import FakeClock
 
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
 
@@ -51,14 +52,6 @@ tags = ["hosted"]
 def mid_month(year: int = 2026, month: int = 5, day: int = 15) -> float:
     """Epoch seconds at local noon on the given day (well away from any month boundary)."""
     return dt.datetime(year, month, day, 12, 0, 0).timestamp()
-
-
-class FakeClock:
-    def __init__(self, t: float) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -424,6 +417,9 @@ def test_route_json_is_a_dry_run(cli_env: Path, monkeypatch: pytest.MonkeyPatch,
     data = json.loads(out)
     assert {"task", "source", "reason", "fallbacks"} <= set(data)
     assert (data["task"], data["source"], data["fallbacks"]) == ("completion", "local", ["fast", "regular"])
+    from fastchat_tui.config import data_dir
+
+    assert not (data_dir() / "history.db").exists()  # a dry run records nothing, not even an empty history file
 
 
 def test_route_text_output_and_piped_stdin(cli_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -87,17 +87,20 @@ class Session:
         self._sources: dict[str, Source] = {}
 
     @classmethod
-    def open(cls, config: Config, on_problem: Callable[[str], None] | None = None) -> Session:
+    def open(cls, config: Config, on_problem: Callable[[str], None] | None = None, *, record: bool = True) -> Session:
         """A session wired the standard way: the configured router, key lookup and history store.
 
         History problems (a damaged file replaced, a failed write) go to ``on_problem``; replies
-        are never lost to them. Raises ``ConfigError`` for a bad ``[router]`` table.
+        are never lost to them. With ``record=False`` (a dry run) nothing is recorded and no history
+        file is created; an existing one still gives the router its figures. Raises ``ConfigError``
+        for a bad ``[router]`` table.
         """
         from fastchat_tui.router import Router
-        from fastchat_tui.store import StoreLedger, default_recorder
+        from fastchat_tui.store import StoreLedger, default_recorder, existing_history
 
-        recorder = default_recorder(config, on_problem=on_problem)
-        ledger = StoreLedger(recorder.store) if recorder else MemoryLedger()
+        recorder = default_recorder(config, on_problem=on_problem) if record else None
+        store = recorder.store if recorder else (None if record else existing_history())
+        ledger = StoreLedger(store) if store else MemoryLedger()
         return cls(config, router=Router.from_config(config, ledger=ledger), recorder=recorder)
 
     # -- sources ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config()
     prompt, attachments = gather(args.prompt, args.file)
     try:
-        session = Session.open(config, on_problem=lambda message: None)  # a dry run says nothing of history
+        session = Session.open(config, record=False)
     except ConfigError as exc:
         raise CommandError(str(exc), 2) from None
     options = SendOptions(source=getattr(args, "source", None), max_tokens=args.max_tokens, task=args.task,

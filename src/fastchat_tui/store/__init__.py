@@ -8,7 +8,7 @@ spend and speed. Everything outside this package goes through the names below.
 
 from fastchat_tui.store.db import SCHEMA_VERSION, StoreError
 from fastchat_tui.store.export import markdown_lines
-from fastchat_tui.store.history import Store, default_recorder, open_history
+from fastchat_tui.store.history import Store, default_recorder, existing_history, open_history
 from fastchat_tui.store.ledger import StoreLedger
 from fastchat_tui.store.models import BenchRow, ChatInfo, ReplyInfo, SearchHit, SourceUsage, StoredMessage
 from fastchat_tui.store.recorder import ChatRecorder
@@ -26,6 +26,7 @@ __all__ = [
     "StoreLedger",
     "StoredMessage",
     "default_recorder",
+    "existing_history",
     "markdown_lines",
     "open_history",
 ]

@@ -300,6 +300,18 @@ def open_history(on_problem: Callable[[str], None] | None = None) -> Store:
     return store
 
 
+def existing_history() -> Store | None:
+    """The user's history if there is one and it opens, else ``None``: for a dry run that must not
+    create a file (``fastchat route``) or stop on a damaged one."""
+    path = default_path()
+    if not path.exists():
+        return None
+    try:
+        return Store.open(path)
+    except StoreError:
+        return None
+
+
 def default_recorder(config: Config | None = None,
                      on_problem: Callable[[str], None] | None = None) -> ChatRecorder[Store] | None:
     """The recorder a standard session uses, on the user's history file.
