@@ -1,50 +1,21 @@
-"""``fastchat bench``: the same prompt against every source, measured with the chat meter.
+"""What a bench produced: each request's figures, the batches, and the summary per source.
 
-The runner is pure orchestration over a :class:`~fastchat_tui.session.Session`:
-each request is an ordinary ``Session.send(..., source=NAME, remember=False)``,
-so every figure is the meter's (:mod:`fastchat_tui.meter`), exactly as the
-status bar shows it while chatting. Nothing here recomputes a figure.
-
-Method (as in vLLM's ``bench serve``, GenAI-Perf and LLMPerf):
-
-* one warm-up per source first (a batch of ``concurrency`` requests, so every
-  connection the measured runs use is already open); warm-ups are not counted;
-* the measured runs are interleaved by round -- A B A B ... -- so drift of the
-  network or of the machine hits every source alike;
-* with ``concurrency`` C, each run of a source is a batch of C requests sent at
-  once; per-request figures come from each request, and the batch's aggregate
-  rate is its exact output tokens / the batch's wall time (first send to last
-  end);
-* a request that fails is reported with its error kind and is never averaged
-  in; a batch with a failure has no aggregate rate;
-* each figure is summarised as median, min and max over the successful runs.
+Every figure is the meter's reading of a :class:`~fastchat_tui.turn.Turn` (:mod:`fastchat_tui.meter`),
+exactly as the status bar shows it while chatting; the summary only takes medians, min and max.
 """
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterable
 
-from fastchat_tui.meter import Reading
+from fastchat_tui.turn import Turn
 
-DEFAULT_PROMPT = (
-    "Explain, in about 400 words, how a hash map works: hashing, buckets, collisions, "
-    "resizing and the cost of each operation. Use plain prose."
-)
-DEFAULT_REPEAT = 5
-DEFAULT_MAX_TOKENS = 512
-
-#: The per-request figures summarised for each source, all straight from :class:`Reading`.
+#: The per-request figures summarised for each source, all straight from :class:`~fastchat_tui.meter.Reading`.
 FIGURES = ("ttft_s", "decode_tps", "e2e_tps", "total_s", "output_tokens", "server_tps")
-
-
-# --------------------------------------------------------------------------------------
-# Results
-# --------------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -77,8 +48,8 @@ class Run:
         return self.round < 0
 
     @classmethod
-    def from_turn(cls, source: str, round_: int, slot: int, turn) -> "Run":
-        reading: Reading | None = turn.reading()
+    def from_turn(cls, source: str, round_: int, slot: int, turn: Turn) -> Run:
+        reading = turn.reading()
         run = cls(source=source, round=round_, slot=slot, status=turn.status, model=turn.model)
         if turn.error is not None:
             run.error_kind, run.error_message = str(turn.error.kind), turn.error.message
@@ -106,7 +77,7 @@ class Stat:
     n: int
 
     @classmethod
-    def of(cls, values: Iterable[float | None]) -> "Stat | None":
+    def of(cls, values: Iterable[float | None]) -> Stat | None:
         known = [v for v in values if v is not None]
         if not known:
             return None
@@ -239,11 +210,6 @@ class BenchResult:
         }
 
 
-# --------------------------------------------------------------------------------------
-# Progress
-# --------------------------------------------------------------------------------------
-
-
 @dataclass(slots=True, frozen=True)
 class Progress:
     """Told before and after each batch: ``phase`` is ``warmup`` or ``run``; ``runs`` is set when it ended."""
@@ -278,147 +244,3 @@ class Progress:
         if len(self.runs) > 1:
             parts.append(f"×{len(self.runs)}")
         return line + " · " + " · ".join(parts)
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
-# --------------------------------------------------------------------------------------
-# The runner
-# --------------------------------------------------------------------------------------
-
-
-def schedule(sources: list[str], repeat: int, warmup: bool = True) -> list[tuple[str, int]]:
-    """The order of batches: warm-ups (round -1) A B, then rounds A B A B ... (never all of A first)."""
-    order = [(name, -1) for name in sources] if warmup else []
-    order += [(name, round_) for round_ in range(repeat) for name in sources]
-    return order
-
-
-async def run_bench(
-    session,
-    sources: list[str],
-    *,
-    prompt: str = DEFAULT_PROMPT,
-    repeat: int = DEFAULT_REPEAT,
-    max_tokens: int | None = DEFAULT_MAX_TOKENS,
-    concurrency: int = 1,
-    warmup: bool = True,
-    on_progress: ProgressCallback | None = None,
-) -> BenchResult:
-    """Run the bench over ``session``'s sources and return every run and a summary per source.
-
-    Cancelling (Ctrl+C, Esc in the TUI) propagates; the runs so far stay in the result
-    object handed to ``on_progress``, but no partial :class:`BenchResult` is returned.
-    """
-    if repeat < 1:
-        raise ValueError("repeat must be at least 1")
-    if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
-    unknown = [name for name in sources if name not in session.config.sources]
-    if unknown:
-        raise ValueError(f"no source named {', '.join(map(repr, unknown))} (configured: {', '.join(session.config.sources)})")
-    result = BenchResult(list(sources), prompt, repeat, max_tokens, concurrency)
-    plan = schedule(result.sources, repeat, warmup)
-    for step, (name, round_) in enumerate(plan, start=1):
-        phase = "warmup" if round_ < 0 else "run"
-        if on_progress:
-            on_progress(Progress(name, phase, round_ + 1, repeat, step, len(plan)))
-        runs = await _batch(session, name, round_, prompt, max_tokens, concurrency)
-        result.runs.extend(runs)
-        if round_ >= 0:
-            result.batches.append(Batch(name, round_, runs))
-        if on_progress:
-            on_progress(Progress(name, phase, round_ + 1, repeat, step, len(plan), tuple(runs)))
-    result.finished_at = time.time()
-    result.summarise()
-    return result
-
-
-async def _batch(session, name: str, round_: int, prompt: str, max_tokens: int | None, concurrency: int) -> list[Run]:
-    """``concurrency`` requests to one source at once, each through ``Session.send``."""
-
-    async def one(slot: int) -> Run:
-        turn = await session.send(prompt, source=name, max_tokens=max_tokens, remember=False)
-        return Run.from_turn(name, round_, slot, turn)
-
-    if concurrency == 1:
-        return [await one(0)]
-    return list(await asyncio.gather(*(one(slot) for slot in range(concurrency))))
-
-
-def bench_session(config):
-    """A session for benching: the same sources, keys and meter as chat, but no history recorder
-    (runs are not chat turns; the bench saves its own summary) and no router (every request
-    names its source)."""
-    from fastchat_tui.session import Session
-
-    return Session(config)
-
-
-# --------------------------------------------------------------------------------------
-# Formatting shared by the CLI and the TUI
-# --------------------------------------------------------------------------------------
-
-
-def fmt_ms(stat: Stat | None) -> tuple[str, str]:
-    """``("102", "100–109")`` for a time figure in ms: median, and min–max."""
-    if stat is None:
-        return "—", ""
-    return f"{stat.median * 1000:,.0f}", f"{stat.min * 1000:,.0f}–{stat.max * 1000:,.0f}"
-
-
-def fmt_rate(stat: Stat | None) -> tuple[str, str]:
-    if stat is None:
-        return "—", ""
-    return f"{stat.median:,.0f}", f"{stat.min:,.0f}–{stat.max:,.0f}"
-
-
-def fmt_s(stat: Stat | None) -> tuple[str, str]:
-    if stat is None:
-        return "—", ""
-    return f"{stat.median:.2f}", f"{stat.min:.2f}–{stat.max:.2f}"
-
-
-def fmt_tokens(summary: SourceSummary) -> str:
-    stat = summary.stat("output_tokens")
-    if stat is None:
-        return "—"
-    mark = "" if summary.tokens_exact else "~"
-    if stat.min == stat.max:
-        return f"{stat.median:,.0f}{mark}"
-    return f"{stat.median:,.0f}{mark} ({stat.min:,.0f}–{stat.max:,.0f})"
-
-
-def fmt_failures(summary: SourceSummary) -> str:
-    if not summary.failures:
-        return "0"
-    kinds = ", ".join(f"{kind} ×{count}" if count > 1 else kind for kind, count in summary.failure_kinds.items())
-    return f"{summary.failures} ({kinds})"
-
-
-def feed_router(router, result: BenchResult) -> list[str]:
-    """Give each source's medians to the router's latency statistics; returns the sources fed.
-
-    Uses ``Router.observe`` (any router without it is skipped). The reading is marked
-    inexact so the router does not book spend for it: the runs themselves were real
-    requests, but a median is not a reply.
-    """
-    observe = getattr(router, "observe", None)
-    if observe is None:
-        return []
-    fed = []
-    for name in result.sources:
-        summary = result.summaries.get(name)
-        ttft, decode = (summary.stat("ttft_s"), summary.stat("decode_tps")) if summary else (None, None)
-        if ttft is None:
-            continue
-        e2e, total = summary.stat("e2e_tps"), summary.stat("total_s")
-        tokens = summary.stat("output_tokens")
-        observe(name, Reading(
-            ttft_s=ttft.median, live_tps=None, decode_tps=decode.median if decode else None,
-            e2e_tps=e2e.median if e2e else None, output_tokens=int(tokens.median) if tokens else 0,
-            tokens_exact=False, total_s=total.median if total else None, server_tps=None, input_tokens=None,
-        ))
-        fed.append(name)
-    return fed
