@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.servers import OllamaServer, OpenAIServer, closed_port
+
 # ======================================================================================
 # Loopback test servers (tests/servers.py)
 #
@@ -13,12 +20,6 @@ from __future__ import annotations
 #   dead_url       - "http://127.0.0.1:PORT" with nothing listening on PORT.
 #   no_proxy_env   - removes proxy variables so loopback requests go direct.
 # ======================================================================================
-
-from typing import Any, Callable, Iterator
-
-import pytest
-
-from tests.servers import OllamaServer, OpenAIServer, closed_port
 
 _PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 

@@ -86,14 +86,23 @@ def test_short_strings_are_not_remembered_as_keys():
     assert keys.redact("abc and abcdef") == "abc and abcdef"
 
 
-def test_log_filter_redacts_message_arguments_and_tracebacks():
+@pytest.fixture
+def log_redaction():
+    """Install the redacting record factory for one test, then put the previous factory back."""
+    previous = logging.getLogRecordFactory()
+    keys.install_log_redaction()
+    keys.install_log_redaction()  # a second install must not wrap the factory twice
+    yield
+    logging.setLogRecordFactory(previous)
+
+
+def test_log_redaction_redacts_message_arguments_and_tracebacks(log_redaction):
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
     logger = logging.getLogger("fastchat-test-redaction")
     logger.propagate = False
     logger.addHandler(handler)
-    keys.install_log_redaction(logger)
     secret = "my-very-private-key-0042"
     keys.remember(secret)
     try:
@@ -118,7 +127,8 @@ def test_log_filter_redacts_message_arguments_and_tracebacks():
 def test_lookup_uses_the_sources_variable(monkeypatch):
     monkeypatch.setenv("CEREBRAS_API_KEY", KEY)
     assert keys.lookup(cerebras()) == KEY
-    assert keys.key_origin(cerebras()) == ("env CEREBRAS_API_KEY", "csk-…9f2a")
+    key, origin = keys.resolve(cerebras())
+    assert (origin, keys.mask(key)) == ("env CEREBRAS_API_KEY", "csk-…9f2a")
 
 
 def test_lookup_falls_back_to_the_presets_usual_variable_on_the_presets_host(monkeypatch):
@@ -398,6 +408,36 @@ def test_cli_set_prompts_on_the_terminal_without_echo(tmp_path):
     assert "API key for cerebras (input hidden): " in text
     assert KEY not in text
     assert os.waitstatus_to_exitcode(status) == 1 and "no usable OS keyring" in text  # read fine, then no backend
+
+
+def test_the_cli_redacts_keys_from_every_log_record(tmp_path):
+    """A library's logger, a handler added after start, a logger with its own handler, lastResort: all redacted."""
+    import subprocess
+    import sys
+
+    secret = "my-very-private-key-0042"  # no well-known shape: only the remembered key is redacted
+    code = ("import logging, sys\n"
+            "from fastchat_tui import cli, keys\n"
+            "assert cli.main(['config', 'path']) == 0\n"
+            f"secret = {secret!r}\n"
+            "keys.remember(secret)\n"
+            "logging.getLogger('httpx').warning('no handler yet, lastResort: %s', secret)\n"
+            "logging.basicConfig(stream=sys.stderr, format='%(name)s %(message)s')\n"
+            "logging.getLogger('httpx._client').warning('propagated from a child: %s', secret)\n"
+            "own = logging.getLogger('openai')\n"
+            "own.propagate = False\n"
+            "own.addHandler(logging.StreamHandler(sys.stderr))\n"
+            "try:\n"
+            "    raise RuntimeError('upstream said: bad key ' + secret)\n"
+            "except RuntimeError:\n"
+            "    own.exception('own handler, key=%(key)s', {'key': secret})\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert secret not in result.stderr
+    assert "no handler yet, lastResort: [redacted]" in result.stderr
+    assert "httpx._client propagated from a child: [redacted]" in result.stderr
+    assert "own handler, key=[redacted]" in result.stderr
+    assert "RuntimeError: upstream said: bad key [redacted]" in result.stderr
 
 
 def test_uncaught_tracebacks_are_redacted(tmp_path):

@@ -19,6 +19,7 @@ from tests.servers import ServerProcess, synthetic_tokens
 RUNS = 3
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("kind", ["openai", "ollama"])
 @pytest.mark.parametrize("rate", [100, 1500, 5000])
 async def test_ttft_and_decode_rate_match_the_servers_send_times(kind: str, rate: int, no_proxy_env):

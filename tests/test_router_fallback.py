@@ -7,7 +7,6 @@ servers answer at once, so nothing here depends on how fast the machine is.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 import pytest
@@ -17,17 +16,10 @@ from fastchat_tui.router import Router, status_text
 from fastchat_tui.routing import MemoryLedger
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind
+from tests.clock import FakeClock
 from tests.servers import OllamaServer, OpenAIServer, Script, closed_port
 
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = dt.datetime(2026, 5, 15, 12).timestamp()
-
-    def __call__(self) -> float:
-        return self.t
 
 
 class Spy(Router):

@@ -8,6 +8,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.servers import OllamaServer, OpenAIServer, Script, split_tokens, synthetic_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +21,7 @@ def post(url: str, body: dict) -> bytes:
         return response.read()
 
 
+@pytest.mark.timing
 def test_tokens_are_never_sent_before_they_are_due(openai_server: OpenAIServer):
     script = Script(tokens=synthetic_tokens(200), ttft_s=0.02, rate_tps=2000)
     openai_server.push(script)

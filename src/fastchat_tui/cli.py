@@ -39,9 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv in (["--version"], ["-V"]):
         print(f"fastchat {__version__}")
         return EXIT_OK
-    from fastchat_tui.keys import install_excepthook
+    from fastchat_tui.keys import install_excepthook, install_log_redaction
 
     install_excepthook()
+    install_log_redaction()
     args = build_parser().parse_args(argv)
     run = getattr(args, "run", None)
     try:

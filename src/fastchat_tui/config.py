@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
 
@@ -216,7 +217,8 @@ def _expect(loc: _Locator, table: str | None, raw: dict[str, Any], key: str, kin
 
 
 def _article(names: str) -> str:
-    plain = {"str": "a string", "int": "a whole number", "float": "a number", "list": "a list", "dict": "a table", "bool": "true or false"}
+    plain = {"str": "a string", "int": "a whole number", "float": "a number", "list": "a list", "dict": "a table",
+             "bool": "true or false"}
     return " or ".join(plain.get(name, name) for name in names.split(" or "))
 
 

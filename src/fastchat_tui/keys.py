@@ -15,8 +15,9 @@ or a file-based backend such as ``keyrings.alt``'s) storing raises
 environment variable to use instead, and lookups quietly go on to the environment.
 
 Every key this process reads or stores is remembered (in memory only) so that
-:func:`redact` and :class:`RedactingFilter` can remove it from any text fastchat
-writes: logs, history, exports, error messages, tracebacks.
+:func:`redact` can remove it from any text fastchat writes: logs (every record, once
+:func:`install_log_redaction` ran at start), history, exports, error messages,
+tracebacks (:func:`install_excepthook`).
 
 ``keyring`` itself is imported lazily: it costs tens of milliseconds and probes
 D-Bus, which has no place on the path to the first paint.
@@ -24,12 +25,14 @@ D-Bus, which has no place on the path to the first paint.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import sys
 import threading
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from fastchat_tui.config import SourceConfig
@@ -125,36 +128,38 @@ def redact(text: str, keys: Iterable[str] | None = None) -> str:
     return text
 
 
-class RedactingFilter(logging.Filter):
-    """A logging filter that redacts keys from the message, its arguments and any traceback.
+class _RedactingRecordFactory:
+    """Wraps the log record factory: each record leaves it with its message, arguments and traceback redacted."""
 
-    Attach it to *handlers* (see :func:`install_log_redaction`): a filter on a
-    logger does not see records that propagate from child loggers.
-    """
+    def __init__(self, make: Callable[..., logging.LogRecord]) -> None:
+        self.make = make
 
-    def filter(self, record: logging.LogRecord) -> bool:
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.make(*args, **kwargs)
         try:
             message = record.getMessage()
         except Exception:  # a broken format string: keep what we can, redacted
             message = f"{record.msg} {record.args}"
-        record.msg, record.args = redact(message), None
+        record.msg, record.args = redact(message), ()
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
             record.exc_text = redact(record.exc_text)
         if record.stack_info:
             record.stack_info = redact(record.stack_info)
-        return True
+        return record
 
 
-def install_log_redaction(logger: logging.Logger | None = None) -> RedactingFilter:
-    """Add a :class:`RedactingFilter` to every handler of ``logger`` (default: the root logger)."""
-    target = logger or logging.getLogger()
-    flt = next((f for h in target.handlers for f in h.filters if isinstance(f, RedactingFilter)), None) or RedactingFilter()
-    for handler in target.handlers:
-        if flt not in handler.filters:
-            handler.addFilter(flt)
-    return flt
+def install_log_redaction() -> None:
+    """Redact keys from every log record this process makes, whichever logger and handler it goes to.
+
+    A record factory rather than a filter: a filter on a logger does not see records propagated
+    from its children, and filters on today's handlers miss handlers added later (a library's own,
+    ``logging.lastResort``). Installing twice is harmless.
+    """
+    current = logging.getLogRecordFactory()
+    if not isinstance(current, _RedactingRecordFactory):
+        logging.setLogRecordFactory(_RedactingRecordFactory(current))
 
 
 def install_excepthook() -> None:
@@ -206,9 +211,11 @@ def backend() -> Any:
     try:
         import keyring
         from keyring.errors import KeyringError
-
-        current = keyring.get_keyring()
     except (ImportError, RuntimeError) as exc:
+        raise KeyringUnavailable(f"cannot load the keyring backend: {exc}") from None
+    try:
+        current = keyring.get_keyring()
+    except RuntimeError as exc:
         raise KeyringUnavailable(f"cannot load the keyring backend: {exc}") from None
     except KeyringError as exc:  # pragma: no cover - get_keyring rarely raises these
         raise KeyringUnavailable(str(exc)) from None
@@ -217,10 +224,8 @@ def backend() -> Any:
 
 def warm() -> None:
     """Load keyring and pick its backend now (about 75 ms), e.g. in a worker thread at startup, not on first send."""
-    try:
+    with contextlib.suppress(KeyringUnavailable):
         backend()
-    except KeyringUnavailable:
-        pass
 
 
 def backend_name() -> str:
@@ -359,9 +364,3 @@ def missing_key_message(source: SourceConfig) -> str:
 def lookup(source: SourceConfig) -> str | None:
     """The session's ``key_lookup``: keyring, then ``api_key_env``, then the preset's usual variable."""
     return resolve(source)[0]
-
-
-def key_origin(source: SourceConfig, env: dict[str, str] | None = None) -> tuple[str, str]:
-    """``(origin, masked)`` for display: where the key comes from and a masked form; never the key."""
-    key, origin = resolve(source, env)
-    return origin, mask(key) if key else "—"

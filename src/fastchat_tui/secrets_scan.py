@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Callable, Iterable
 
 # A variable name that holds a secret: DB_PASSWORD, SECRET_KEY, GITHUB_TOKEN, API_KEY, ... (whole words).
 _SECRET_NAME = re.compile(

@@ -113,7 +113,7 @@ def run_list(args: argparse.Namespace) -> int:
         key, origin = keys.resolve(source, use_keyring=problem is None)
         if source.kind == "ollama" and key is None:
             origin = "none (not needed)"
-        rows.append((name, origin, keys.mask(key) if key else "—"))
+        rows.append((name, origin, keys.mask(key)))
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     for row in rows:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}".rstrip())

@@ -6,7 +6,8 @@ Importing this package is cheap: the protocol modules import their SDKs on first
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from fastchat_tui.sources.base import (
@@ -34,9 +35,9 @@ __all__ = [
     "SourceError",
     "TextDelta",
     "Usage",
+    "is_local_url",
     "make_source",
     "proxy_warning",
-    "is_local_url",
 ]
 
 

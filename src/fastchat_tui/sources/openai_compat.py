@@ -24,7 +24,8 @@ import asyncio
 import email.utils
 import json
 import time
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
 
 from fastchat_tui.sources._util import cut as _cut, excerpt as _excerpt, reason as _reason, seconds as _seconds
 from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
@@ -109,7 +110,7 @@ class OpenAISource:
         *,
         model: str | None = None,
         max_tokens: int | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         openai = self._openai
         model = model or self.model
@@ -142,7 +143,7 @@ class OpenAISource:
             attempt += 1
             await asyncio.sleep(error.retry_after if error.retry_after is not None else _backoff(error))
 
-    async def _read(self, http: Any, t_send: float, model: str) -> AsyncIterator[Event]:
+    async def _read(self, http: Any, t_send: float, model: str) -> AsyncGenerator[Event, None]:
         """Parse the raw SSE body: the hot path."""
         httpx2 = self._httpx
         yield Sent(http.request.extensions.get(T_SEND_KEY, t_send))

@@ -13,7 +13,8 @@ from fastchat_tui.config import config_dir
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "themes"
 _FIELDS = set(inspect.signature(Theme).parameters)
-_COLOR_FIELDS = {"primary", "secondary", "warning", "error", "success", "accent", "foreground", "background", "surface", "panel", "boost"}
+_COLOR_FIELDS = {"primary", "secondary", "warning", "error", "success", "accent", "foreground", "background", "surface", "panel",
+                 "boost"}
 
 
 def theme_dirs() -> list[Path]:

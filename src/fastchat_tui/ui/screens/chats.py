@@ -1,11 +1,11 @@
 """The chat list: open, rename, delete and start chats, and search every saved message.
 
 A modal over the transcript. It works on the :class:`~fastchat_tui.store.Store` directly
-and posts messages to the app, which acts on them (``on_chats_screen_open`` etc.):
-:class:`ChatsScreen.Open` (load that chat, and scroll to ``message_id`` when opened from
-a search hit), :class:`ChatsScreen.New`, :class:`ChatsScreen.Renamed` and
-:class:`ChatsScreen.Deleted` (so the app can update its title, or start afresh when the
-open chat was deleted). Opening or starting a chat closes the list.
+(a rename shows in the list at once; nothing else shows a chat's title) and posts messages
+to the app, which acts on them (``on_chats_screen_open`` etc.): :class:`ChatsScreen.Open`
+(load that chat, and scroll to ``message_id`` when opened from a search hit),
+:class:`ChatsScreen.New`, and :class:`ChatsScreen.Deleted` (so the app can start afresh
+when the open chat was deleted). Opening or starting a chat closes the list.
 
 Keys: type in the box to search (Down moves to the list), Enter opens, ``n`` new,
 ``r`` rename, ``d`` twice deletes, ``/`` searches, Esc or F3 closes.
@@ -13,10 +13,10 @@ Keys: type in the box to search (Down moves to the list), Enter opens, ``n`` new
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Sequence
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -25,6 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from fastchat_tui.dates import local_minute
 from fastchat_tui.store import ChatInfo, SearchHit, Store, StoreError
 
 TOGGLE_KEY = "f3"
@@ -35,14 +36,14 @@ def chat_label(chat: ChatInfo, current: bool = False) -> Text:
     """``● title   12 msgs · 2026-05-09 10:00`` for one row of the list."""
     text = Text("● " if current else "  ", style="bold" if current else "")
     text.append(chat.title or f"Chat {chat.id}", style="bold" if current else "")
-    text.append(f"   {chat.message_count} msgs · {_when(chat.updated_at)}", style="dim")
+    text.append(f"   {chat.message_count} msgs · {local_minute(chat.updated_at)}", style="dim")
     return text
 
 
 def hit_label(hit: SearchHit) -> Text:
     """The chat a hit is in, then the matching words highlighted in a snippet."""
     text = Text(f"{hit.chat_title or f'Chat {hit.chat_id}'}", style="bold")
-    text.append(f"   {'you' if hit.role == 'user' else hit.role} · {_when(hit.created_at)}\n", style="dim")
+    text.append(f"   {'you' if hit.role == 'user' else hit.role} · {local_minute(hit.created_at)}\n", style="dim")
     text.append("  ")
     rest = hit.snippet
     while MARK[0] in rest:
@@ -52,10 +53,6 @@ def hit_label(hit: SearchHit) -> Text:
         text.append(found, style="reverse")
     text.append(rest)
     return text
-
-
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
 class ChatsScreen(ModalScreen[None]):
@@ -68,11 +65,6 @@ class ChatsScreen(ModalScreen[None]):
 
     class New(Message):
         pass
-
-    class Renamed(Message):
-        def __init__(self, chat_id: int, title: str) -> None:
-            super().__init__()
-            self.chat_id, self.title = chat_id, title
 
     class Deleted(Message):
         def __init__(self, chat_id: int) -> None:
@@ -144,10 +136,6 @@ class ChatsScreen(ModalScreen[None]):
     def list(self) -> OptionList:
         return self.query_one("#chats-list", OptionList)
 
-    @property
-    def searching(self) -> bool:
-        return bool(self.query_one("#chats-search", Input).value.strip())
-
     # -- filling the list ------------------------------------------------------------------
 
     def show_chats(self) -> None:
@@ -182,7 +170,7 @@ class ChatsScreen(ModalScreen[None]):
             return
         self.app.call_from_thread(self._show_hits, text, hits)
 
-    def _show_hits(self, text: str, hits: list[SearchHit]) -> None:
+    def _show_hits(self, text: str, hits: Sequence[SearchHit]) -> None:
         if self.query_one("#chats-search", Input).value != text:
             return  # typed on since: a newer search is coming
         option_list = self.list
@@ -235,7 +223,7 @@ class ChatsScreen(ModalScreen[None]):
     def _search_submitted(self, event: Input.Submitted) -> None:
         self.list.focus()
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
         focused = self.focused
         if event.key == "down" and isinstance(focused, Input) and focused.id == "chats-search":
             self.list.focus()
@@ -247,9 +235,8 @@ class ChatsScreen(ModalScreen[None]):
         return isinstance(self.focused, Input)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("new", "rename", "delete", "search") and self._typing():
-            return False  # letters go into the box being typed in
-        return True
+        # While a box has focus, letters go into it instead of running these actions.
+        return not (action in ("new", "rename", "delete", "search") and self._typing())
 
     def action_close(self) -> None:
         if self.has_class("renaming"):
@@ -288,7 +275,6 @@ class ChatsScreen(ModalScreen[None]):
         except StoreError as exc:
             self._problem(exc)
             return
-        self.app.post_message(self.Renamed(chat_id, title))
         self._refresh()
 
     def _end_rename(self) -> None:

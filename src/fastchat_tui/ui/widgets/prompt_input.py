@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from textual import events
 from textual.binding import Binding
@@ -30,20 +31,20 @@ class PromptInput(TextArea):
     class Submitted(Message):
         """The user sent ``text`` (never blank)."""
 
-        prompt_input: "PromptInput"
+        prompt_input: PromptInput
         text: str
 
         @property
-        def control(self) -> "PromptInput":
+        def control(self) -> PromptInput:
             return self.prompt_input
 
     class FollowRequested(Message):
         """End was pressed with the cursor already at the end of its line: follow the transcript again."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
 
-    def _on_key(self, event: events.Key) -> None:
+    async def _on_key(self, event: events.Key) -> None:
         # Enter must not insert a newline: it bubbles up to the "submit" binding instead, in order
         # after the keys typed before it (a priority binding would overtake keys still queued).
         if event.key == "enter":
