@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -62,14 +63,15 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 __all__ = [
-    "Script",
-    "RecordedRequest",
-    "OpenAIServer",
     "OllamaServer",
+    "OpenAIServer",
+    "RecordedRequest",
+    "Script",
     "ServerProcess",
     "closed_port",
     "split_tokens",
@@ -91,29 +93,46 @@ class Script:
     """What the server does for one request.
 
     Content
-        ``tokens``: the reply, one string per chunk (one "token"). ``thinking``: Ollama only,
-        thinking-only chunks (``message.thinking`` set, ``content`` empty) sent before the
-        tokens. ``finish_reason``: sent in the finish chunk / as Ollama ``done_reason``
-        (``None``: no finish chunk). ``prompt_tokens``/``completion_tokens``: the usage
-        figures (``completion_tokens`` defaults to ``len(tokens)``); ``eval_ns``: Ollama
-        ``eval_duration`` (default: the measured first-to-last send time).
+        ``tokens``: the answer, one string per chunk (one "token"). ``finish_reason``: sent in
+        the finish chunk / as Ollama ``done_reason`` (``None``: no finish chunk).
+        ``prompt_tokens``/``completion_tokens``: the usage figures (``completion_tokens``, and
+        Ollama's ``eval_count``, default to every output token: ``len(reasoning) + len(tokens)``);
+        ``eval_ns``: Ollama ``eval_duration`` (default: the measured time from the first output
+        chunk sent to the last).
+
+    Reasoning
+        ``reasoning``: reasoning chunks, one "token" each, sent before the answer tokens (their
+        send times go to ``RecordedRequest.reasoning_times``, the answer's to ``send_times``).
+        ``reasoning_shape`` says how they travel (``None``: the protocol's own field):
+
+        * OpenAI: ``"reasoning"`` (default; ``delta.reasoning``, Groq, Cerebras, OpenRouter,
+          vLLM), ``"reasoning_content"`` (DeepSeek, Z.ai), ``"think_tags"`` (``delta.content``,
+          ``<think>`` glued to the first chunk and ``</think>\n\n`` to the last, as R1 does),
+          ``"content_parts"`` (Mistral: ``content`` as typed parts, ``thinking`` parts for the
+          reasoning and ``text`` parts for the answer tokens too).
+        * Ollama: ``"thinking"`` (default; ``message.thinking``) or ``"think_tags"``.
+
+        ``reasoning_tokens``: ``usage.completion_tokens_details.reasoning_tokens`` (OpenAI;
+        default ``len(reasoning)``, sent only when there is reasoning or it is set).
 
     Timing
-        ``ttft_s``: delay from receiving the request to the first token (headers and the
-        role chunk go out at once). ``rate_tps``: tokens per second after the first
-        (``None``: as fast as the socket takes them).
+        ``ttft_s``: delay from receiving the request to the first output chunk, reasoning or
+        answer (headers and the role chunk go out at once). ``rate_tps``: output chunks per
+        second after the first, reasoning and answer alike (``None``: as fast as the socket
+        takes them).
 
     Faults
         ``status``: answer with this HTTP status and a JSON error body instead of a stream
         (``error_body`` overrides the body: a dict/list is sent as JSON, a str/bytes as
-        ``text/plain``; ``headers`` adds response headers such as ``Retry-After``).
+        ``text/plain``; ``headers`` adds response headers such as ``Retry-After``; ``status=200``
+        sends that body as the whole reply, like llama.cpp's JSON error with HTTP 200).
         ``cut_after=K``: close the socket after K tokens (mid chunked body).
         ``garbage_at=K``: send ``garbage`` (a non-JSON line) before token K.
         ``error_at=K``: send an in-stream error (OpenAI: ``data: {"error": {...}}``, Ollama:
         ``{"error": "..."}``) before token K, then end the body cleanly.
         ``stall_s`` with ``stall_at=None``: wait that long before sending the headers;
         with ``stall_at=K``: pause before token K (later tokens shift by ``stall_s``).
-        Fault positions count frames; for Ollama the ``thinking`` chunks come first.
+        Fault positions count frames, the reasoning chunks first.
         ``empty_choices_every=N``: an extra chunk with ``choices: []`` before every Nth token.
         ``keepalive_every=N``: an SSE comment ``: keep-alive`` before every Nth token.
         ``usage=False``: omit the usage chunk even when the request asked for it.
@@ -125,7 +144,9 @@ class Script:
     tokens: list[str] = field(default_factory=lambda: list(DEFAULT_TOKENS))
     ttft_s: float = 0.0
     rate_tps: float | None = None
-    thinking: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    reasoning_shape: str | None = None
+    reasoning_tokens: int | None = None
     finish_reason: str | None = "stop"
     prompt_tokens: int = 12
     completion_tokens: int | None = None
@@ -148,8 +169,21 @@ class Script:
 
     @property
     def text(self) -> str:
-        """The full reply text, as a client should reassemble it."""
+        """The full answer text, as a client should reassemble it."""
         return "".join(self.tokens)
+
+    @property
+    def output_tokens(self) -> int:
+        """``completion_tokens`` (Ollama ``eval_count``): every output token, reasoning included."""
+        return self.completion_tokens if self.completion_tokens is not None else len(self.reasoning) + len(self.tokens)
+
+    def tagged_reasoning(self) -> list[str]:
+        """The reasoning chunks as ``think_tags`` content: ``<think>`` + first, …, last + ``</think>\n\n``."""
+        chunks = list(self.reasoning)
+        if chunks:
+            chunks[0] = "<think>" + chunks[0]
+            chunks[-1] += "</think>\n\n"
+        return chunks
 
 
 @dataclass
@@ -168,7 +202,7 @@ class RecordedRequest:
     status: int = 200
     t_headers_sent: float | None = None
     send_times: list[float] = field(default_factory=list)
-    thinking_times: list[float] = field(default_factory=list)
+    reasoning_times: list[float] = field(default_factory=list)
     t_end: float | None = None
     outcome: str = "pending"  # ok | cut | error_status | stream_error | client_gone | not_found | ...
     done: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -182,10 +216,22 @@ class RecordedRequest:
         return self.send_times[-1] if self.send_times else None
 
     @property
+    def t_first_output(self) -> float | None:
+        """When the first output chunk of either kind was sent (the meter's ``t_first``)."""
+        first = self.reasoning_times[:1] or self.send_times[:1]
+        return first[0] if first else None
+
+    @property
+    def t_last_output(self) -> float | None:
+        """When the last output chunk of either kind was sent (the meter's ``t_last``)."""
+        last = self.send_times[-1:] or self.reasoning_times[-1:]
+        return last[0] if last else None
+
+    @property
     def model(self) -> str | None:
         return self.json.get("model") if isinstance(self.json, dict) else None
 
-    def wait(self, timeout: float = 10.0) -> "RecordedRequest":
+    def wait(self, timeout: float = 10.0) -> RecordedRequest:
         """Block until the server has finished this response (or give up after ``timeout``)."""
         if not self.done.wait(timeout):
             raise TimeoutError(f"request {self.n} ({self.method} {self.path}) not finished after {timeout} s")
@@ -207,6 +253,7 @@ class RecordedRequest:
             "t_last_sent": self.t_last_sent,
             "t_end": self.t_end,
             "send_times": self.send_times,
+            "reasoning_times": self.reasoning_times,
         }
 
 
@@ -222,10 +269,10 @@ def split_tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
-_WORDS = (
-    "the quick brown fox jumps over lazy dog while fast inference streams tokens to a terminal "
-    "chat and every one of them counts"
-).split()
+_WORDS = [
+    "the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "while", "fast", "inference", "streams", "tokens",
+    "to", "a", "terminal", "chat", "and", "every", "one", "of", "them", "counts",
+]
 
 
 def synthetic_tokens(n: int) -> list[str]:
@@ -287,6 +334,14 @@ class _Response:
         self.req.t_headers_sent = perf_counter()
         await self.writer.drain()
 
+    async def start(self, status: int, headers: dict[str, str], body: bytes = b"") -> float:
+        """The status line, exactly ``headers`` (plus ``Connection``) and ``body``; returns the time of the write."""
+        self.req.status = status
+        self.writer.write(self._head(status, headers) + body)
+        t = self.req.t_headers_sent = perf_counter()
+        await self.writer.drain()
+        return t
+
     async def start_chunked(self, content_type: str, first: bytes = b"") -> None:
         head = {"Content-Type": content_type, "Transfer-Encoding": "chunked", "Cache-Control": "no-cache"}
         self.writer.write(self._head(200, head) + (_chunk(first) if first else b""))
@@ -306,6 +361,17 @@ class _Response:
 
 def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def _json(value: Any) -> bytes:
+    """Compact JSON, as servers write it on the wire."""
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _split_reasoning_times(req: RecordedRequest, n: int) -> None:
+    """The first ``n`` send times were the reasoning chunks': keep them apart from the answer's."""
+    req.reasoning_times = req.send_times[:n]
+    del req.send_times[:n]
 
 
 class _BaseServer:
@@ -352,7 +418,7 @@ class _BaseServer:
         """The base URL a client is configured with."""
         return self.origin
 
-    def push(self, *scripts: Script) -> "_BaseServer":
+    def push(self, *scripts: Script) -> _BaseServer:
         """Queue scripts for the next requests, in order."""
         self._scripts.extend(scripts)
         return self
@@ -383,7 +449,7 @@ class _BaseServer:
         self.requests.clear()
         self._scripts.clear()
 
-    def start(self) -> "_BaseServer":
+    def start(self) -> _BaseServer:
         self._thread = threading.Thread(target=self._run, name=f"{self.kind}-server", daemon=True)
         self._thread.start()
         if not self._ready.wait(10):
@@ -465,10 +531,8 @@ class _BaseServer:
             pass
         finally:
             self._tasks.discard(task)
-            try:
+            with contextlib.suppress(Exception):
                 writer.close()
-            except Exception:  # pragma: no cover
-                pass
 
     async def _read_request(self, reader: asyncio.StreamReader, conn_id: int) -> RecordedRequest | None:
         try:
@@ -647,9 +711,11 @@ class OpenAIServer(_BaseServer):
     def _error_body(self, status: int, model: str) -> dict[str, Any]:
         messages = {
             400: ("Invalid request.", "invalid_request_error", None),
-            401: ("Incorrect API key provided. You can find your API key in your account settings.", "invalid_request_error", "invalid_api_key"),
+            401: ("Incorrect API key provided. You can find your API key in your account settings.", "invalid_request_error",
+                  "invalid_api_key"),
             403: ("You are not allowed to use this model.", "permission_denied", None),
-            404: (f"The model `{model}` does not exist or you do not have access to it.", "invalid_request_error", "model_not_found"),
+            404: (f"The model `{model}` does not exist or you do not have access to it.", "invalid_request_error",
+                  "model_not_found"),
             429: ("Rate limit reached for requests. Please try again later.", "rate_limit_error", "rate_limit_exceeded"),
             500: ("The server had an error while processing your request.", "server_error", None),
             503: ("The engine is currently overloaded, please try again later.", "server_error", None),
@@ -667,12 +733,24 @@ class OpenAIServer(_BaseServer):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         cid = f"chatcmpl-{req.n:06d}"
         created = int(time.time())
-        head = '{"id":"%s","object":"chat.completion.chunk","created":%d,"model":%s,"system_fingerprint":"fp_tests","choices":' % (
-            cid, created, json.dumps(model))
-        pre = ('[{"index":0,"delta":{"content":').encode()
-        post = ('},"logprobs":null,"finish_reason":null}]}\n\n').encode()
+        head = (f'{{"id":"{cid}","object":"chat.completion.chunk","created":{created},"model":{json.dumps(model)},'
+                '"system_fingerprint":"fp_tests","choices":')
         head_b = b"data: " + head.encode()
-        frames = [head_b + pre + json.dumps(tok).encode() + post for tok in script.tokens]
+
+        def frame(delta: dict[str, Any]) -> bytes:
+            return head_b + b'[{"index":0,"delta":' + _json(delta) + b',"logprobs":null,"finish_reason":null}]}\n\n'
+
+        shape = script.reasoning_shape or "reasoning"
+        if shape in ("reasoning", "reasoning_content"):
+            frames = [frame({shape: r}) for r in script.reasoning] + [frame({"content": tok}) for tok in script.tokens]
+        elif shape == "think_tags":
+            frames = [frame({"content": c}) for c in script.tagged_reasoning() + script.tokens]
+        elif shape == "content_parts":
+            frames = [frame({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": r}]}]})
+                      for r in script.reasoning]
+            frames += [frame({"content": [{"type": "text", "text": tok}]}) for tok in script.tokens]
+        else:
+            raise ValueError(f"unknown reasoning_shape {shape!r} for the OpenAI server")
         role = head_b + b'[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n'
         empty = head_b + b"[]}\n\n"
         keepalive = b": keep-alive\n\n"
@@ -690,32 +768,39 @@ class OpenAIServer(_BaseServer):
             {"error": {"message": script.error_message, "type": "server_error", "param": None, "code": None}}
         ).encode() + b"\n\n"
         await resp.start_chunked("text/event-stream; charset=utf-8", role)
-        if not await self._paced(req, resp, script, frames, extra, garbage, error_frame):
+        ok = await self._paced(req, resp, script, frames, extra, garbage, error_frame)
+        _split_reasoning_times(req, len(script.reasoning))
+        if not ok:
             req.outcome = "stream_error"
             await resp.end_chunked()
             return
         tail = b""
         if script.finish_reason is not None:
-            tail += head_b + ('[{"index":0,"delta":{},"logprobs":null,"finish_reason":%s}]}\n\n' % json.dumps(script.finish_reason)).encode()
+            tail += head_b + b'[{"index":0,"delta":{},"logprobs":null,"finish_reason":' + _json(script.finish_reason) + b"}]}\n\n"
         if include_usage and script.usage:
-            completion = script.completion_tokens if script.completion_tokens is not None else len(script.tokens)
-            usage = {"prompt_tokens": script.prompt_tokens, "completion_tokens": completion,
-                     "total_tokens": script.prompt_tokens + completion}
-            tail += head_b + b"[],\"usage\":" + json.dumps(usage, separators=(",", ":")).encode() + b"}\n\n"
+            tail += head_b + b'[],"usage":' + _json(self._usage(script)) + b"}\n\n"
         if script.done_marker:
             tail += b"data: [DONE]\n\n"
         await resp.end_chunked(tail)
 
+    @staticmethod
+    def _usage(script: Script) -> dict[str, Any]:
+        completion = script.output_tokens
+        usage: dict[str, Any] = {"prompt_tokens": script.prompt_tokens, "completion_tokens": completion,
+                                 "total_tokens": script.prompt_tokens + completion}
+        if script.reasoning or script.reasoning_tokens is not None:
+            reasoning = script.reasoning_tokens if script.reasoning_tokens is not None else len(script.reasoning)
+            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+        return usage
+
     async def _complete(self, req: RecordedRequest, resp: _Response, script: Script, model: str) -> None:
         """A non-streaming reply (``stream`` false): one JSON body after ``ttft_s``."""
         await asyncio.sleep(script.ttft_s)
-        completion = script.completion_tokens if script.completion_tokens is not None else len(script.tokens)
         await resp.simple(200, {
             "id": f"chatcmpl-{req.n:06d}", "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": script.text},
                          "finish_reason": script.finish_reason}],
-            "usage": {"prompt_tokens": script.prompt_tokens, "completion_tokens": completion,
-                      "total_tokens": script.prompt_tokens + completion},
+            "usage": self._usage(script),
         })
 
 
@@ -762,21 +847,25 @@ class OllamaServer(_BaseServer):
         if (started := await self._prelude(req, resp)) is None:
             return
         script, model, body = started
-        created = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        head = ('{"model":%s,"created_at":"%s","message":{"role":"assistant","content":' % (json.dumps(model), created)).encode()
+        created = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        head = f'{{"model":{json.dumps(model)},"created_at":"{created}","message":{{"role":"assistant","content":'.encode()
         mid = b'},"done":false}\n'
         if body.get("stream", True) is False:
             await self._complete(req, resp, script, head)
             return
-        frames = [head + b'""' + b',"thinking":' + json.dumps(t).encode() + mid for t in script.thinking]
-        frames += [head + json.dumps(tok).encode() + mid for tok in script.tokens]
+        shape = script.reasoning_shape or "thinking"
+        if shape == "thinking":
+            frames = [head + b'"","thinking":' + _json(r) + mid for r in script.reasoning]
+            frames += [head + _json(tok) + mid for tok in script.tokens]
+        elif shape == "think_tags":
+            frames = [head + _json(c) + mid for c in script.tagged_reasoning() + script.tokens]
+        else:
+            raise ValueError(f"unknown reasoning_shape {shape!r} for the Ollama server")
         garbage = script.garbage if script.garbage is not None else b"this is not json\n"
-        error_frame = json.dumps({"error": script.error_message}).encode() + b"\n"
+        error_frame = _json({"error": script.error_message}) + b"\n"
         await resp.start_chunked("application/x-ndjson")
         ok = await self._paced(req, resp, script, frames, lambda k: b"", garbage, error_frame)
-        # thinking chunks are not tokens of the reply: keep their send times apart
-        req.thinking_times = req.send_times[: len(script.thinking)]
-        del req.send_times[: len(script.thinking)]
+        _split_reasoning_times(req, len(script.reasoning))
         if not ok:
             req.outcome = "stream_error"
             await resp.end_chunked()
@@ -784,12 +873,12 @@ class OllamaServer(_BaseServer):
         await resp.end_chunked(self._final(req, script, head) if script.done_marker else b"")
 
     def _final(self, req: RecordedRequest, script: Script, head: bytes) -> bytes:
-        # Durations are in ns. eval_duration defaults to the measured first-to-last send
-        # time of the content tokens, so the "server rate" is what the server really did.
-        content_times = req.send_times
-        measured = int((content_times[-1] - content_times[0]) * 1e9) if len(content_times) > 1 else 1_000_000
-        eval_count = script.completion_tokens if script.completion_tokens is not None else len(script.tokens)
-        final = {
+        # Durations are in ns. eval_duration defaults to the measured first-to-last send time
+        # of the output chunks (reasoning included), so the "server rate" is what the server did.
+        first, last = req.t_first_output, req.t_last_output
+        measured = int((last - first) * 1e9) if first is not None and last is not None and last > first else 1_000_000
+        eval_count = script.output_tokens
+        final: dict[str, Any] = {
             "done": True,
             "total_duration": int((perf_counter() - req.t_received) * 1e9),
             "load_duration": 1_000_000,
@@ -815,6 +904,8 @@ class ServerProcess:
 
     ``url``/``port`` are set once it is ready; :meth:`records` reads the per-request summaries
     (``RecordedRequest.summary()``), whose ``perf_counter`` times compare with this process's.
+    ``reasoning``/``reasoning_shape`` are the :class:`Script` fields (reasoning chunks are paced
+    at ``rate_tps`` like the answer's, before them).
     """
 
     def __init__(
@@ -826,9 +917,13 @@ class ServerProcess:
         ttft_s: float = 0.0,
         models: Iterable[str] | None = None,
         prefixes: Iterable[str] | None = None,
+        reasoning: list[str] | None = None,
+        reasoning_shape: str | None = None,
     ):
         self.kind = kind
         self.tokens = list(tokens) if tokens is not None else list(DEFAULT_TOKENS)
+        self.reasoning = list(reasoning or ())
+        self.reasoning_shape = reasoning_shape
         self.rate_tps, self.ttft_s = rate_tps, ttft_s
         self.models, self.prefixes = models, prefixes
         self.url = ""
@@ -836,7 +931,7 @@ class ServerProcess:
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._proc: subprocess.Popen[str] | None = None
 
-    def start(self) -> "ServerProcess":
+    def start(self) -> ServerProcess:
         self._dir = tempfile.TemporaryDirectory(prefix="fastchat-server-")
         tokens_file = os.path.join(self._dir.name, "tokens.json")
         with open(tokens_file, "w", encoding="utf-8") as f:
@@ -850,6 +945,13 @@ class ServerProcess:
             args += ["--model", model]
         for prefix in self.prefixes or ():
             args += ["--prefix", prefix]
+        if self.reasoning:
+            reasoning_file = os.path.join(self._dir.name, "reasoning.json")
+            with open(reasoning_file, "w", encoding="utf-8") as f:
+                json.dump(self.reasoning, f)
+            args += ["--reasoning-file", reasoning_file]
+        if self.reasoning_shape:
+            args += ["--reasoning-shape", self.reasoning_shape]
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         self._proc = subprocess.Popen(args, cwd=root, stdout=subprocess.PIPE, text=True)
         assert self._proc.stdout is not None
@@ -897,7 +999,7 @@ class ServerProcess:
             self._dir.cleanup()
             self._dir = None
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -935,17 +1037,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", action="append", default=None, help="a model name to list (repeatable)")
     parser.add_argument("--prefix", action="append", default=None, help="OpenAI API root(s) to serve (default /v1)")
     parser.add_argument("--record", help="append one JSON line per finished request to this file")
+    parser.add_argument("--reasoning-file", help="a .json list of reasoning chunks, sent before the tokens")
+    parser.add_argument("--reasoning-shape", help="how the reasoning travels (see Script.reasoning_shape)")
     args = parser.parse_args(argv)
 
-    script = Script(tokens=_tokens_from_args(args), ttft_s=args.ttft, rate_tps=args.rate)
+    reasoning: list[str] = []
+    if args.reasoning_file:
+        with open(args.reasoning_file, encoding="utf-8") as f:
+            reasoning = json.load(f)
+    script = Script(tokens=_tokens_from_args(args), ttft_s=args.ttft, rate_tps=args.rate, reasoning=reasoning,
+                    reasoning_shape=args.reasoning_shape)
     common: dict[str, Any] = {"default": script, "host": args.host, "port": args.port, "record_path": args.record}
     if args.model:
         common["models"] = args.model
-    server: _BaseServer
-    if args.kind == "openai":
-        server = OpenAIServer(prefixes=args.prefix or ("/v1",), **common)
-    else:
-        server = OllamaServer(**common)
+    server: _BaseServer = (OpenAIServer(prefixes=args.prefix or ("/v1",), **common) if args.kind == "openai"
+                           else OllamaServer(**common))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

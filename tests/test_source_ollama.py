@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fastchat_tui.config import SourceConfig, normalize_ollama_url
-from fastchat_tui.sources import Done, ErrorKind, Sent, SourceError, TextDelta, Usage, make_source
-from fastchat_tui.context import AUTO_CTX_MAX, OLLAMA_DEFAULT_CTX
-from fastchat_tui.context import ollama_options as context_options
+from fastchat_tui.context import AUTO_CTX_MAX, OLLAMA_DEFAULT_CTX, ollama_options as context_options
+from fastchat_tui.sources import Done, ErrorKind, ReasoningDelta, Sent, SourceError, TextDelta, Usage, make_source
 from fastchat_tui.sources.ollama import OllamaSource
 from tests.servers import OllamaServer, Script, synthetic_tokens
 from tests.streams import collect as collect_events, texts
@@ -43,11 +42,11 @@ async def test_normal_stream_with_exact_usage(ollama_server: OllamaServer):
     assert req.json["model"] == MODEL and req.json["messages"] == MESSAGES and req.json["stream"] is True
 
 
-async def test_thinking_and_empty_chunks_are_skipped(ollama_server: OllamaServer):
-    ollama_server.push(Script(thinking=["let me", " think"], tokens=["a", "", "b"]))
+async def test_thinking_is_not_text_and_empty_chunks_are_skipped(ollama_server: OllamaServer):
+    ollama_server.push(Script(reasoning=["let me", " think"], tokens=["a", "", "b"]))
     events, error = await collect(make(ollama_server.url))
     assert error is None and texts(events) == ["a", "b"]
-    assert ollama_server.last.thinking_times and len(ollama_server.last.send_times) == 3
+    assert ollama_server.last.reasoning_times and len(ollama_server.last.send_times) == 3
 
 
 async def test_num_ctx_is_sent_when_configured(ollama_server: OllamaServer):
@@ -206,3 +205,45 @@ async def test_stopping_early_then_streaming_again(ollama_server: OllamaServer):
     events = [e async for e in source.stream(MESSAGES)]
     await source.aclose()
     assert "".join(texts(events)) == "Hello, world!"
+
+
+# -- reasoning and thinking control (issue 11) ----------------------------------------------------
+
+
+def reasoning(events) -> str:
+    return "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+
+
+@pytest.mark.parametrize("shape", ["thinking", "think_tags"])
+async def test_thinking_is_reasoning_and_counts_in_eval_count(ollama_server: OllamaServer, shape: str):
+    ollama_server.push(Script(reasoning=["Let me", " think."], tokens=["Hi", "!"], reasoning_shape=shape))
+    events, error = await collect(make(ollama_server.url))
+    assert error is None and reasoning(events) == "Let me think." and texts(events) == ["Hi", "!"]
+    kinds = [type(e) for e in events]
+    assert kinds == [Sent, ReasoningDelta, ReasoningDelta, TextDelta, TextDelta, Usage, Done]
+    assert events[-2].output_tokens == events[-2].server_eval_count == 4
+
+
+async def test_a_reply_that_only_thought_ends_normally(ollama_server: OllamaServer):
+    ollama_server.push(Script(reasoning=["Okay", ","], tokens=[], finish_reason="length"))
+    events, error = await collect(make(ollama_server.url))
+    assert error is None and texts(events) == [] and reasoning(events) == "Okay,"
+    assert events[-1].reason == "length" and events[-2].output_tokens == 2
+
+
+@pytest.mark.parametrize(
+    ("configured", "per_request", "sent"),
+    [(None, None, "absent"), (True, None, True), (False, None, False), ("high", None, "high"), (True, "low", "low"),
+     ("medium", False, False)],
+)
+async def test_think_is_sent_as_ollamas_think(ollama_server: OllamaServer, configured, per_request, sent):
+    await collect(make(ollama_server.url, think=configured), think=per_request)
+    assert ollama_server.last.json.get("think", "absent") == sent
+
+
+async def test_error_line_keeps_the_whole_message(ollama_server: OllamaServer):
+    message = "llama runner process has terminated: " + "CUDA error: out of memory; " * 30
+    ollama_server.push(Script(error_at=1, error_message=message))
+    events, error = await collect(make(ollama_server.url))
+    assert texts(events) == ["Hello"] and error.kind is ErrorKind.CUT
+    assert " ".join(message.split()) in error.message

@@ -11,6 +11,7 @@ from fastchat_tui.config import SourceConfig, normalize_openai_url
 from fastchat_tui.sources import (
     Done,
     ErrorKind,
+    ReasoningDelta,
     Sent,
     SourceError,
     TextDelta,
@@ -18,8 +19,9 @@ from fastchat_tui.sources import (
     make_source,
     proxy_warning,
 )
+from fastchat_tui.sources._util import ThinkSplitter
 from fastchat_tui.sources.openai_compat import RETRY_AFTER_CAP, OpenAISource
-from tests.servers import OpenAIServer, Script, synthetic_tokens
+from tests.servers import OpenAIServer, Script, ServerProcess, synthetic_tokens
 from tests.streams import collect as collect_events, texts
 
 MESSAGES = [{"role": "user", "content": "Say hello"}]
@@ -112,7 +114,7 @@ async def test_twenty_thousand_tokens_arrive_intact(openai_server: OpenAIServer)
     got = texts(events)
     assert len(got) == 20_000
     assert "".join(got) == "".join(tokens)
-    assert [e for e in events if isinstance(e, Usage)][0].output_tokens == 20_000
+    assert next(e for e in events if isinstance(e, Usage)).output_tokens == 20_000
 
 
 # -- connection reuse, base URLs, auth headers -----------------------------------------------
@@ -133,7 +135,7 @@ async def test_one_connection_for_probe_and_two_streams(openai_server: OpenAISer
 async def test_base_url_with_and_without_v1(openai_server: OpenAIServer, suffix: str):
     url = normalize_openai_url(openai_server.origin + suffix)
     assert url == openai_server.origin + "/v1"
-    events, error = await collect(make(url))
+    _, error = await collect(make(url))
     assert error is None and openai_server.last.path == "/v1/chat/completions"
 
 
@@ -158,7 +160,7 @@ async def test_exact_bearer_key_and_no_environment_leaks(openai_server: OpenAISe
 async def test_no_key_sends_no_authorization(openai_server: OpenAIServer, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-environment")
     source = make(openai_server.url, key=None)
-    events, error = await collect(source)
+    _, error = await collect(source)
     assert error is None
     assert "authorization" not in openai_server.last.headers
     await make(openai_server.url, key=None).probe()
@@ -203,7 +205,7 @@ async def test_404_for_the_model(openai_server: OpenAIServer):
 
 
 async def test_404_for_the_url_suggests_base_url_and_v1(openai_server: OpenAIServer):
-    events, error = await collect(make(openai_server.origin + "/wrong"))
+    _, error = await collect(make(openai_server.origin + "/wrong"))
     assert error.kind is ErrorKind.NOT_FOUND
     assert "/wrong/chat/completions" in error.message
     assert "base_url" in error.message and "/v1" in error.message
@@ -420,3 +422,178 @@ def test_ask_warns_when_a_proxy_would_catch_a_local_source(tmp_path, monkeypatch
     assert cli.main(["config", "check"]) == 0
     err = capsys.readouterr().err
     assert "warning:" in err and "127.0.0.1:9" in err and "NO_PROXY" in err
+
+
+# -- reasoning (issue 11) ------------------------------------------------------------------
+
+
+def reasoning(events) -> str:
+    return "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+
+
+@pytest.mark.parametrize("shape", ["reasoning", "reasoning_content", "think_tags", "content_parts"])
+async def test_each_reasoning_shape_is_reasoning_not_answer(openai_server: OpenAIServer, shape: str):
+    openai_server.push(Script(reasoning=["Let me", " think", " hard."], tokens=["Hel", "lo"], reasoning_shape=shape))
+    events, error = await collect(make(openai_server.url))
+    assert error is None
+    assert reasoning(events) == "Let me think hard." and texts(events) == ["Hel", "lo"]
+    kinds = [type(e) for e in events]
+    assert kinds.index(TextDelta) > max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
+    assert events[-2] == Usage(output_tokens=5, input_tokens=12, reasoning_tokens=3)
+    req = openai_server.last
+    assert len(req.reasoning_times) == 3 and len(req.send_times) == 2
+    assert req.t_first_output == req.reasoning_times[0] and req.t_last_output == req.send_times[-1]
+
+
+async def test_think_tags_split_across_chunks(openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=["  <thi", "nk>", "\nI pon", "der</th", "ink", ">\n\n", "Hel", "lo </think> <think>"]))
+    events, error = await collect(make(openai_server.url))
+    assert error is None
+    assert reasoning(events) == "I ponder" and "".join(texts(events)) == "Hello </think> <think>"
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (" <think>\n I ponder </think>\n\n Hello </think>", ("I ponder ", "Hello </think>")),
+        ("<think>cut at the limit </thi", ("cut at the limit </thi", "")),
+        ("<think></think>Hi", ("", "Hi")),
+        ("Hello <think>x</think>", ("", "Hello <think>x</think>")),
+        ("\n<thinker", ("", "\n<thinker")),
+        ("  ", ("", "  ")),
+    ],
+)
+def test_the_think_splitter_at_every_split_point(text: str, want: tuple[str, str]):
+    for i in range(len(text) + 1):
+        for j in range(i, len(text) + 1):
+            splitter = ThinkSplitter()
+            parts = [splitter.feed(piece) for piece in (text[:i], text[i:j], text[j:])] + [splitter.flush()]
+            got = "".join(p[0] for p in parts), "".join(p[1] for p in parts)
+            assert got == want, (text[:i], text[i:j], text[j:])
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        ["Use the ", "<think>", " tag like ", "<think>x</think>", "."],  # a tag in the middle of prose is text
+        ["<", "3 means less than three"],  # starts like a tag, is not one
+        ["\n", "Hi"],  # leading whitespace of a plain answer is kept
+        ["<thinking>", "is not the tag"],
+    ],
+)
+async def test_tags_that_do_not_open_the_answer_are_text(openai_server: OpenAIServer, tokens: list[str]):
+    openai_server.push(Script(tokens=tokens))
+    events, error = await collect(make(openai_server.url))
+    assert error is None and reasoning(events) == "" and "".join(texts(events)) == "".join(tokens)
+
+
+async def test_a_reply_cut_at_the_limit_while_thinking_is_all_reasoning(openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=["<think>", "Hmm", ", so", "</thi"], finish_reason="length"))
+    events, error = await collect(make(openai_server.url))
+    assert error is None and texts(events) == [] and reasoning(events) == "Hmm, so</thi"
+    assert events[-1].reason == "length"
+
+
+@pytest.mark.parametrize(
+    ("preset", "think", "per_request", "sent"),
+    [
+        ("groq", "high", None, "high"),
+        ("cerebras", "low", None, "low"),
+        ("openrouter", "high", "low", "low"),  # the request's own value wins
+        ("openai", None, "medium", "medium"),
+        ("groq", None, None, None),  # nothing configured: nothing sent
+        ("groq", True, None, None),  # on/off has no reasoning_effort equivalent
+        ("groq", False, None, None),
+        (None, "high", None, None),  # a provider not known to take it
+    ],
+)
+async def test_thinking_control_as_reasoning_effort(openai_server: OpenAIServer, preset: str | None, think,
+                                                     per_request, sent: str | None):
+    source = make(openai_server.url, preset=preset, think=think)
+    await collect(source, think=per_request)
+    assert openai_server.last.json.get("reasoning_effort") == sent
+
+
+# -- errors reported inside the stream (issue 11) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("frame", "kind", "status", "words"),
+    [
+        (b'data: {"object":"error","message":"upstream timed out","code":504}\n\n', ErrorKind.SERVER, 504,
+         "upstream timed out"),
+        (b'data: {"error":{"message":"slow down","status_code":429}}\n\n', ErrorKind.RATE_LIMITED, 429, "slow down"),
+        (b'data: {"error":{"message":"bad key","code":"401"}}\n\n', ErrorKind.AUTH, 401, "bad key"),
+        (b'data: {"error":{"message":"no such model","code":404}}\n\n', ErrorKind.NOT_FOUND, 404, "no such model"),
+        (b'data: {"error":{"message":"gone","code":"server_error"},"choices":[{"delta":{},"finish_reason":"error"}]}\n\n',
+         ErrorKind.SERVER, None, "gone"),
+        (b'event: error\ndata: {"message":"overloaded","status":503}\n\n', ErrorKind.SERVER, 503, "overloaded"),
+        (b'data: {"error":{"message":"no code here","type":"server_error"}}\n\n', ErrorKind.PROTOCOL, None, "no code here"),
+    ],
+)
+async def test_in_stream_errors_take_their_kind_from_their_code(openai_server: OpenAIServer, frame: bytes,
+                                                                 kind: ErrorKind, status: int | None, words: str):
+    openai_server.push(Script(garbage_at=0, garbage=frame), Script(garbage_at=2, garbage=frame))
+    events, error = await collect(make(openai_server.url))
+    assert texts(events) == [] and (error.kind, error.status) == (kind, status) and words in error.message
+    events, error = await collect(make(openai_server.url))
+    assert texts(events) == ["Hello", ","] and (error.kind, error.status) == (ErrorKind.CUT, status)
+    assert words in error.message
+    if kind is not ErrorKind.PROTOCOL:  # the cut keeps the original kind's wording
+        assert f"({SourceError(kind, '', status=status).label})" in error.message
+
+
+async def test_the_whole_server_message_is_kept_up_to_a_cap(openai_server: OpenAIServer):
+    advice = "the request exceeds the available context size. " + "try increasing the context size " * 40
+    body = {"error": {"code": 400, "message": advice.strip(), "type": "exceed_context_size_error"}}
+    long_line = b'data: {"error":"' + b"x" * 5000 + b'"}\n\n'
+    openai_server.push(Script(status=200, error_body=body), Script(garbage_at=0, garbage=long_line))
+    _, error = await collect(make(openai_server.url))
+    assert (error.kind, error.status) == (ErrorKind.SERVER, 400)
+    assert advice.strip() in error.message and "instead of a stream" in error.message
+    _, error = await collect(make(openai_server.url))
+    assert 2000 <= len(error.message) < 2200
+
+
+async def test_non_data_fields_comments_and_crlf_are_ignored(openai_server: OpenAIServer):
+    openai_server.push(Script(garbage_at=1, garbage=b"id: 7\r\nretry: 100\r\n: ping\r\nevent: message\r\n\r\n"))
+    events, error = await collect(make(openai_server.url))
+    assert error is None and "".join(texts(events)) == "Hello, world!"
+
+
+# -- t_send on a cold start (issue 11) -----------------------------------------------------------
+
+COLD_CLIENT = """
+import asyncio, sys
+from fastchat_tui.config import SourceConfig
+from fastchat_tui.sources import Sent, make_source
+
+async def main():
+    source = make_source(SourceConfig(name="cold", kind=sys.argv[1], base_url=sys.argv[2], model="test-model"), "k")
+    async for event in source.stream([{"role": "user", "content": "hi"}]):
+        if isinstance(event, Sent):
+            print(repr(event.t))
+    await source.aclose()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_a_cold_process_stamps_t_send_as_the_request_leaves(kind: str, no_proxy_env: None):
+    """A fresh process's first request: its t_send agrees with the server's arrival time within 5 ms.
+
+    Stamped before the connection pool's first-use imports and connecting, it was 12 ms early
+    (OpenAI) and 20 ms (Ollama), all of it counted as the source's time to first token.
+    """
+    lags = []
+    with ServerProcess(kind) as server:
+        for n in range(1, 4):
+            out = subprocess.run([sys.executable, "-c", COLD_CLIENT, kind, server.url], capture_output=True, text=True,
+                                 check=True, timeout=60)
+            t_send = float(out.stdout)
+            record = [r for r in server.wait_records(n) if r["method"] == "POST"][-1]
+            lags.append(record["t_received"] - t_send)
+    assert all(lag >= 0 for lag in lags), lags
+    assert sorted(lags)[1] < 0.005, lags

@@ -1,16 +1,29 @@
-"""Small helpers shared by the source modules (error wording)."""
+"""Small helpers shared by the source modules: error wording, in-stream errors, ``<think>`` tags."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastchat_tui.sources.base import ErrorKind, SourceError
 
+MESSAGE_CAP = 2000
+"""Longest server message kept in an error (llama.cpp's advice comes after 80 characters)."""
 
-def cut(name: str, what: str, chars: int, chunks: int, detail: str = "") -> SourceError:
-    """The error for a stream that broke after text arrived: that text was yielded and is kept."""
+
+def received(chars: int, chunks: int, reasoning_chars: int = 0) -> str:
+    """How much output arrived, in words: ``12 characters in 3 chunks``."""
+    got = f"{chars} characters" if not reasoning_chars else f"{chars} characters of answer and {reasoning_chars} of reasoning"
+    return f"{got} in {chunks} chunks"
+
+
+def cut(name: str, what: str, chars: int, chunks: int, detail: str = "", *, reasoning_chars: int = 0,
+        status: int | None = None) -> SourceError:
+    """The error for a stream that broke after output arrived: that output was yielded and is kept."""
     return SourceError(
         ErrorKind.CUT,
-        f"{name}: {what} after {chars} characters in {chunks} chunks{detail}; the partial reply is kept",
+        f"{name}: {what} after {received(chars, chunks, reasoning_chars)}{detail}; the partial reply is kept",
         source=name,
+        status=status,
     )
 
 
@@ -42,3 +55,163 @@ def seconds(value: float | None) -> str:
     if value is None:
         return "?"
     return f"{value:.0f} s" if value >= 10 else f"{value:.3g} s"
+
+
+# -- errors reported inside a stream ------------------------------------------------------
+
+def status_kind(status: int) -> ErrorKind:
+    """The kind of an HTTP status, also when a server reports it inside a stream."""
+    if status in (401, 403):
+        return ErrorKind.AUTH
+    if status == 404:
+        return ErrorKind.NOT_FOUND
+    if status == 429:
+        return ErrorKind.RATE_LIMITED
+    return ErrorKind.SERVER  # 5xx, and other refusals (400: context too long, bad parameters), as for a status
+
+
+_CODE_KINDS = {
+    "server_error": ErrorKind.SERVER,
+    "rate_limit_exceeded": ErrorKind.RATE_LIMITED,
+    "invalid_api_key": ErrorKind.AUTH,
+    "model_not_found": ErrorKind.NOT_FOUND,
+}
+"""OpenAI's documented string ``code`` values that name a kind (OpenRouter sends ``"server_error"``)."""
+
+
+def error_code(error: object) -> tuple[ErrorKind, int | None]:
+    """The kind of an in-stream error object and its numeric code, taken from its code alone.
+
+    A number in ``status_code``, ``code`` or ``status`` (Groq, vLLM, llama.cpp, OpenRouter) is read
+    as an HTTP error status (400–599); a string ``code`` from :data:`_CODE_KINDS` names its kind; an error without
+    a code is ``protocol``. ``type`` is a category name, not a code, and is not read.
+    """
+    if not isinstance(error, dict):
+        return ErrorKind.PROTOCOL, None
+    for key in ("status_code", "code", "status"):
+        value = error.get(key)
+        if isinstance(value, str) and value.isdigit():
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599:
+            return status_kind(value), value
+    code = error.get("code")
+    if isinstance(code, str) and code in _CODE_KINDS:
+        return _CODE_KINDS[code], None
+    return ErrorKind.PROTOCOL, None
+
+
+def error_text(error: object) -> str:
+    """The provider's own words in an error object (``message``, ``msg``, ``error``, ``detail``)."""
+    if isinstance(error, dict):
+        for key in ("message", "msg", "error", "detail"):
+            value = error.get(key)
+            if isinstance(value, dict):
+                value = value.get("message")
+            if isinstance(value, str) and value:
+                return value
+    return str(error)
+
+
+def stream_error(name: str, error: object, chars: int, chunks: int, *, reasoning_chars: int = 0,
+                 who: str = "the server", where: str = "in the stream",
+                 redact: Callable[[str], str] = str) -> SourceError:
+    """The error for a fault a server reported after HTTP 200, kind from its code (see :func:`error_code`).
+
+    After output arrived it is a ``cut`` that keeps the original kind's wording and code.
+    """
+    kind, status = error_code(error)
+    said = excerpt(redact(error_text(error)), MESSAGE_CAP)
+    label = f" ({SourceError(kind, '', status=status).label})" if kind is not ErrorKind.PROTOCOL else ""
+    if chunks:
+        return cut(name, f"{who} reported an error{label}", chars, chunks, f": {said}",
+                   reasoning_chars=reasoning_chars, status=status)
+    return SourceError(kind, f"{name}: {who} reported an error {where}{label}: {said}", source=name, status=status)
+
+
+# -- reasoning inside the answer: <think>…</think> ------------------------------------------
+
+_OPEN, _CLOSE = "<think>", "</think>"
+_START, _THINK_START, _THINK, _AFTER, _ANSWER = range(5)
+
+
+class ThinkSplitter:
+    """Splits streamed answer text into reasoning and answer at a leading ``<think>…</think>`` block.
+
+    The rule: a think block counts only at the start of the answer (after optional whitespace),
+    opened by ``<think>`` and closed by the first ``</think>``; tags may be split across chunks.
+    Anywhere else a tag is just text, so prose that mentions ``<think>`` is never swallowed. The
+    whitespace just inside the opening tag and just after the closing tag is dropped.
+
+    A block whose opening tag the model never sent (R1 distills whose chat template put it in the
+    prompt) is not recognised: the text before its lone ``</think>`` has already been streamed as
+    the answer by then, and holding every reply back until it ends would cost the stream.
+
+    While undecided it holds back only leading whitespace or a partial ``<think>``; inside the
+    block, only a partial ``</think>``. Once the answer proper has started, :attr:`answering`
+    is true and text passes through untouched (the hot path).
+    """
+
+    __slots__ = ("_held", "_state", "answering")
+
+    def __init__(self) -> None:
+        self._state = _START
+        self._held = ""
+        self.answering = False
+
+    def feed(self, text: str) -> tuple[str, str]:
+        """``(reasoning, answer)`` that ``text`` completes; either may be empty."""
+        state = self._state
+        if state == _START:
+            held = self._held + text
+            head = held.lstrip()
+            if not head or (_OPEN.startswith(head) and head != _OPEN):
+                self._held = held
+                return "", ""
+            self._held = ""
+            if not head.startswith(_OPEN):
+                self._answer()
+                return "", held
+            self._state = state = _THINK_START
+            text = head[len(_OPEN):]
+        if state == _THINK_START:
+            text = text.lstrip()
+            if not text:
+                return "", ""
+            self._state = state = _THINK
+        if state == _THINK:
+            held = self._held + text
+            end = held.find(_CLOSE)
+            if end < 0:
+                keep = _partial_suffix(held, _CLOSE)
+                self._held = held[len(held) - keep:] if keep else ""
+                return held[: len(held) - keep], ""
+            self._held = ""
+            self._state = _AFTER
+            return held[:end], self.feed(held[end + len(_CLOSE):])[1]
+        if state == _AFTER:
+            text = text.lstrip()
+            if not text:
+                return "", ""
+            self._answer()
+        return "", text
+
+    def flush(self) -> tuple[str, str]:
+        """What is still held when the stream ends: undecided text is answer, a partial tag inside the block reasoning."""
+        held, self._held = self._held, ""
+        if self._state == _START:
+            return "", held
+        if self._state == _THINK:
+            return held, ""
+        return "", ""
+
+    def _answer(self) -> None:
+        self._state = _ANSWER
+        self.answering = True
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """Length of the longest end of ``text`` that is the start of ``tag`` (0 if none)."""
+    for k in range(min(len(tag) - 1, len(text)), 0, -1):
+        if text.endswith(tag[:k]):
+            return k
+    return 0

@@ -29,13 +29,28 @@ class TextDelta:
 
 
 @dataclass(slots=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning (never empty), received at ``t``; never part of the answer."""
+
+    text: str
+    t: float
+
+
+@dataclass(slots=True)
 class Usage:
-    """Authoritative token counts and server-side timings, when the source reports them."""
+    """Authoritative token counts and server-side timings, when the source reports them.
+
+    ``output_tokens`` counts every output token, reasoning included (as providers bill them);
+    ``reasoning_tokens`` is the reasoning share where the provider reports it.
+    """
 
     output_tokens: int | None = None
     input_tokens: int | None = None
     server_eval_count: int | None = None
     server_eval_ns: int | None = None
+    reasoning_tokens: int | None = None
+    server_tps: float | None = None
+    """The server's own decode rate where it reports one directly (llama.cpp ``timings``, Groq, Cerebras)."""
 
 
 @dataclass(slots=True)
@@ -46,7 +61,7 @@ class Done:
     reason: str | None = None
 
 
-Event = Union[Sent, TextDelta, Usage, Done]
+Event = Union[Sent, TextDelta, ReasoningDelta, Usage, Done]
 
 
 class ErrorKind(StrEnum):
@@ -133,9 +148,11 @@ class Source(Protocol):
         *,
         model: str | None = None,
         max_tokens: int | None = None,
+        think: bool | str | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Yield ``Sent``, then ``TextDelta``s, at most one ``Usage``, then ``Done``.
+        """Yield ``Sent``, then ``ReasoningDelta``s and ``TextDelta``s, at most one ``Usage``, then ``Done``.
 
+        ``think`` overrides the source's configured reasoning control for this request.
         Raises :class:`SourceError`. Kind ``CUT`` means text had already arrived.
         """
         ...

@@ -2,8 +2,14 @@
 
 ``ollama`` (0.27 s to import) is imported on first use.
 
-``Sent.t`` is stamped by an httpx request hook just before the request is written, so the
-client library's own set-up is not counted in the time to first token.
+``Sent.t`` is stamped by the connection as it writes the request headers (an httpx request
+hook adds a ``trace`` callback), so neither the client library's set-up nor a first request's
+one-off work (the connection pool imports anyio's backend on first use, 20 ms here, then
+connects) is counted in the time to first token.
+
+Reasoning comes in ``message.thinking`` (Ollama parses it out since 0.9), or as a leading
+``<think>`` block in ``content`` from servers that do not (:class:`ThinkSplitter`). ``think``
+(the source's, or the request's) is sent as Ollama's ``think``: ``true``/``false`` or a level.
 
 Context window: ``num_ctx`` is sized by :func:`fastchat_tui.context.ollama_options`, since
 Ollama truncates a prompt longer than its window without a word.
@@ -12,14 +18,24 @@ Ollama truncates a prompt longer than its window without a word.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import time
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
 
 from fastchat_tui.context import ollama_options
-from fastchat_tui.sources._util import cut as _cut, excerpt as _excerpt, reason as _reason
-from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
+from fastchat_tui.sources._util import (
+    MESSAGE_CAP,
+    ThinkSplitter,
+    cut as _cut,
+    excerpt as _excerpt,
+    reason as _reason,
+    received as _received,
+    stream_error,
+)
+from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, ReasoningDelta, Sent, SourceError, TextDelta, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
@@ -30,13 +46,19 @@ DRAIN_TIMEOUT = 1.0
 
 perf_counter = time.perf_counter
 
-# Set by an httpx request hook just before a request is written; the hook runs in the task
+# Set as a request's headers are written; the connection runs the trace callback in the task
 # that iterates the stream, so concurrent streams each see their own value.
 _t_written: contextvars.ContextVar[float | None] = contextvars.ContextVar("fastchat_ollama_t_written", default=None)
 
 
+async def _trace(step: str, info: dict[str, Any]) -> None:
+    if step.endswith(".send_request_headers.started"):
+        _t_written.set(perf_counter())
+
+
 async def _stamp_send(request: Any) -> None:
-    _t_written.set(perf_counter())
+    """httpx request hook: has the connection (httpcore's ``trace`` extension) stamp t_send as it writes."""
+    request.extensions["trace"] = _trace
 
 
 class OllamaSource:
@@ -78,18 +100,22 @@ class OllamaSource:
         *,
         model: str | None = None,
         max_tokens: int | None = None,
-    ) -> AsyncIterator[Event]:
+        think: bool | str | None = None,
+    ) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         ollama, httpx = self._ollama, self._httpx
         model = model or self.model
         options = ollama_options(messages, self.config.context_tokens, max_tokens)
-        chars = chunks = 0
+        think = self.config.think if think is None else think
+        chars = chunks = thought = 0  # answer characters, output chunks, reasoning characters
+        tags = ThinkSplitter()
         clock = perf_counter
         t_send = clock()
         _t_written.set(None)
         parts = None
         try:
-            parts = await client.chat(model=model, messages=messages, stream=True, options=options or None)
+            parts = await client.chat(model=model, messages=messages, stream=True, options=options or None,
+                                      think=think)
             # the request is written on the first read; the first part means headers arrived
             part = await anext(parts, None)
             if part is None:
@@ -98,18 +124,40 @@ class OllamaSource:
             yield Sent(_t_written.get() or t_send)
             while part is not None:
                 t = clock()
-                if part.done:
-                    text = part.message.content if part.message is not None else None
-                    if text:
-                        chars += len(text)
+                message = part.message
+                if message is not None:
+                    thinking = message.thinking
+                    if thinking:
+                        thought += len(thinking)
                         chunks += 1
+                        yield ReasoningDelta(thinking, t)
+                    text = message.content
+                    if text:
+                        if tags.answering:
+                            thinking = ""
+                        else:
+                            thinking, text = tags.feed(text)
+                        if thinking:
+                            thought += len(thinking)
+                            chunks += 1
+                            yield ReasoningDelta(thinking, t)
+                        if text:
+                            chars += len(text)
+                            chunks += 1
+                            yield TextDelta(text, t)
+                if part.done:
+                    thinking, text = tags.flush()
+                    if thinking:
+                        yield ReasoningDelta(thinking, t)
+                    if text:
                         yield TextDelta(text, t)
-                    yield Usage(
-                        output_tokens=part.eval_count,
-                        input_tokens=part.prompt_eval_count,
-                        server_eval_count=part.eval_count,
-                        server_eval_ns=part.eval_duration,
-                    )
+                    if part.eval_count is not None or part.prompt_eval_count is not None:
+                        yield Usage(
+                            output_tokens=part.eval_count,
+                            input_tokens=part.prompt_eval_count,
+                            server_eval_count=part.eval_count,
+                            server_eval_ns=part.eval_duration,
+                        )
                     yield Done(t, part.done_reason)
                     # read to the end of the body so the connection goes back to the pool
                     try:
@@ -119,20 +167,16 @@ class OllamaSource:
                     except Exception:  # the reply is complete; at worst the connection is not reused
                         pass
                     return
-                text = part.message.content
-                if text:
-                    chars += len(text)
-                    chunks += 1
-                    yield TextDelta(text, t)
                 part = await anext(parts, None)
             if chunks:
-                raise _cut(self.name, "the reply stopped without a final 'done' message", chars, chunks)
+                raise _cut(self.name, "the reply stopped without a final 'done' message", chars, chunks,
+                           reasoning_chars=thought)
             raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url} ended the stream without a reply",
                               source=self.name)
         except SourceError:
             raise
         except ollama.ResponseError as exc:
-            raise self._response_error(exc, model, chars, chunks) from None
+            raise self._response_error(exc, model, chars, chunks, thought) from None
         except (ConnectionError, httpx.ConnectError) as exc:
             raise SourceError(
                 ErrorKind.UNREACHABLE,
@@ -141,17 +185,18 @@ class OllamaSource:
                 source=self.name,
             ) from None
         except httpx.TimeoutException:
-            raise self._timeout_error(chars, chunks) from None
+            raise self._timeout_error(chars, chunks, thought) from None
         except httpx.HTTPError as exc:
             if chunks:
-                raise _cut(self.name, "the connection was lost", chars, chunks, f" ({_reason(exc)})") from None
+                raise _cut(self.name, "the connection was lost", chars, chunks, f" ({_reason(exc)})",
+                           reasoning_chars=thought) from None
             raise SourceError(
                 ErrorKind.UNREACHABLE,
                 f"{self.name}: the connection to {self.base_url} was lost before any reply arrived ({_reason(exc)})",
                 source=self.name,
             ) from None
         except json.JSONDecodeError as exc:
-            raise _protocol(self.name, "a line that is not JSON", exc.doc, chars, chunks) from None
+            raise _protocol(self.name, "a line that is not JSON", exc.doc, chars, chunks, thought) from None
         except ValueError as exc:  # pydantic.ValidationError: JSON of the wrong shape
             raise SourceError(
                 ErrorKind.PROTOCOL,
@@ -160,19 +205,14 @@ class OllamaSource:
             ) from None
         finally:
             if parts is not None:
-                try:
+                with contextlib.suppress(Exception):
                     await parts.aclose()
-                except Exception:
-                    pass
 
-    def _response_error(self, exc: Any, model: str, chars: int, chunks: int) -> SourceError:
+    def _response_error(self, exc: Any, model: str, chars: int, chunks: int, thought: int = 0) -> SourceError:
         status = exc.status_code
-        said = _excerpt(str(exc.error), 300)
         if status == -1:  # an {"error": ...} line in mid-stream
-            if chunks:
-                return _cut(self.name, "Ollama reported an error", chars, chunks, f": {said}")
-            return SourceError(ErrorKind.PROTOCOL, f"{self.name}: Ollama reported an error in the stream: {said}",
-                               source=self.name)
+            return stream_error(self.name, exc.error, chars, chunks, reasoning_chars=thought, who="Ollama")
+        said = _excerpt(str(exc.error), MESSAGE_CAP)
         if status == 404:
             return SourceError(
                 ErrorKind.NOT_FOUND,
@@ -191,10 +231,11 @@ class OllamaSource:
         return SourceError(ErrorKind.SERVER, f"{self.name}: Ollama error at {self.base_url} (HTTP {status}: {said})",
                            source=self.name, status=status)
 
-    def _timeout_error(self, chars: int, chunks: int) -> SourceError:
+    def _timeout_error(self, chars: int, chunks: int, thought: int) -> SourceError:
         t = f"{self.config.timeout_s:g} s"
         if chunks:
-            return _cut(self.name, f"the stream stalled: nothing arrived for {t}", chars, chunks, " (timeout_s)")
+            return _cut(self.name, f"the stream stalled: nothing arrived for {t}", chars, chunks, " (timeout_s)",
+                        reasoning_chars=thought)
         return SourceError(
             ErrorKind.UNREACHABLE,
             f"{self.name}: no response from {self.base_url} within {t} (timeout_s); Ollama may still be "
@@ -232,7 +273,7 @@ class OllamaSource:
                                                 source=self.name))
 
 
-def _protocol(name: str, what: str, line: str, chars: int, chunks: int) -> SourceError:
+def _protocol(name: str, what: str, line: str, chars: int, chunks: int, thought: int) -> SourceError:
     more = "…" if len(line) > 80 else ""
-    after = f" after {chars} characters in {chunks} chunks" if chunks else ""
+    after = f" after {_received(chars, chunks, thought)}" if chunks else ""
     return SourceError(ErrorKind.PROTOCOL, f"{name}: the server sent {what}{after}: {line[:80]!r}{more}", source=name)

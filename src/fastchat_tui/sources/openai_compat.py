@@ -7,9 +7,19 @@ sources far faster than 20,000 tok/s.
 
 ``openai`` (0.5 s to import) and ``httpx2`` are imported on first use, never at startup.
 
-``Sent.t`` (``t_send``) is stamped by an httpx2 request hook, just before the request is
-written: the SDK's own request building (about 1 ms warm, 15+ ms on the first request) is
-not part of the server's time to first token.
+``Sent.t`` (``t_send``) is stamped by the connection itself as it writes the request headers
+(an httpx2 request hook adds a ``trace`` callback), so neither the SDK's request building
+(about 1 ms warm) nor a first request's one-off work (the connection pool imports anyio's
+backend on first use, 12–20 ms here, then connects) is counted in the server's time to first token.
+
+What a chunk may carry, besides ``delta.content``: reasoning in ``delta.reasoning`` or
+``delta.reasoning_content``, or inside ``content`` as a leading ``<think>`` block
+(:class:`ThinkSplitter`), or ``content`` as a list of typed parts (Mistral: ``thinking`` parts
+are reasoning, ``text`` parts answer); usage in any chunk (the last non-null one wins), also as
+Groq's ``x_groq.usage``, with the server's own decode rate from llama.cpp's ``timings`` or from
+``completion_time`` (Groq's usage, Cerebras' ``time_info``); and an error object, whose code
+gives its kind (:func:`stream_error`). An error that comes after the finish reason (OpenRouter
+restates ``length`` as "Token limit reached") does not change how the reply ended.
 
 Retries are ours, not the SDK's (its ``max_retries`` is 0): one retry for a refused or
 reset connection, for 500/502/503/504, and for a 429 whose ``Retry-After`` is at most
@@ -23,12 +33,23 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import re
 import time
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
-from fastchat_tui.sources._util import cut as _cut, excerpt as _excerpt, reason as _reason, seconds as _seconds
-from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, Sent, SourceError, TextDelta, Usage
+from fastchat_tui.presets import PRESETS
+from fastchat_tui.sources._util import (
+    MESSAGE_CAP,
+    ThinkSplitter,
+    cut as _cut,
+    excerpt as _excerpt,
+    reason as _reason,
+    received as _received,
+    seconds as _seconds,
+    stream_error,
+)
+from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, ReasoningDelta, Sent, SourceError, TextDelta, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
@@ -43,6 +64,8 @@ DRAIN_TIMEOUT = 1.0
 NO_KEY_PLACEHOLDER = "fastchat-no-key"
 
 _RETRY_STATUSES = frozenset({500, 502, 503, 504})
+_FIELD = re.compile(rb"[A-Za-z][A-Za-z0-9_-]*:")
+"""An SSE field line other than ``data:`` (``event:``, ``id:``, ``retry:``…), which carries no reply."""
 perf_counter = time.perf_counter
 _loads = json.loads
 
@@ -62,6 +85,8 @@ class OpenAISource:
         self._openai: Any = None
         self._httpx: Any = None
         self._headers: dict[str, Any] = {}
+        preset = PRESETS.get(config.preset or "")
+        self._takes_effort = preset is not None and preset.reasoning_effort
 
     # -- client ----------------------------------------------------------------------
 
@@ -110,6 +135,7 @@ class OpenAISource:
         *,
         model: str | None = None,
         max_tokens: int | None = None,
+        think: bool | str | None = None,
     ) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         openai = self._openai
@@ -123,13 +149,17 @@ class OpenAISource:
         }
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
+        effort = self.config.think if think is None else think
+        # only an effort level has one meaning across providers; on/off has none in this protocol
+        if isinstance(effort, str) and self._takes_effort:
+            kwargs["reasoning_effort"] = effort
         create = client.chat.completions.with_streaming_response.create
         attempt = 0
         while True:
             t_send = perf_counter()
             try:
                 async with create(**kwargs) as response:
-                    async for event in self._read(response.http_response, t_send, model):
+                    async for event in self._read(response.http_response, t_send):
                         yield event
                 return
             except openai.APIStatusError as exc:
@@ -143,19 +173,24 @@ class OpenAISource:
             attempt += 1
             await asyncio.sleep(error.retry_after if error.retry_after is not None else _backoff(error))
 
-    async def _read(self, http: Any, t_send: float, model: str) -> AsyncGenerator[Event, None]:
+    async def _read(self, http: Any, t_send: float) -> AsyncGenerator[Event, None]:
         """Parse the raw SSE body: the hot path."""
         httpx2 = self._httpx
         yield Sent(http.request.extensions.get(T_SEND_KEY, t_send))
         loads = _loads
         clock = perf_counter
         rest = b""
-        chars = chunks = 0
+        chars = chunks = thought = 0  # answer characters, output chunks, reasoning characters
         finish: str | None = None
         usage: Usage | None = None
         done_t: float | None = None
+        event = b""  # the type of the SSE event being read (``event:`` line)
+        tags = ThinkSplitter()
+        t = clock()
         body = http.aiter_bytes()
         try:
+            if _is_json(http.headers.get("content-type", "")):
+                raise self._not_sse("a JSON body instead of an event stream", await http.aread(), 0, 0, 0)
             async for data in body:
                 t = clock()
                 if rest:
@@ -163,6 +198,8 @@ class OpenAISource:
                 lines = data.split(b"\n")
                 rest = lines.pop()
                 for line in lines:
+                    if line[-1:] == b"\r":
+                        line = line[:-1]
                     if line[:5] == b"data:":
                         payload = line[5:].strip()
                         if payload == b"[DONE]":
@@ -175,37 +212,59 @@ class OpenAISource:
                                 choice = choices[0]
                                 delta = choice.get("delta")
                                 if delta:
+                                    thinking = delta.get("reasoning") or delta.get("reasoning_content")
+                                    if thinking:
+                                        if type(thinking) is not str:
+                                            raise TypeError(thinking)
+                                        thought += len(thinking)
+                                        chunks += 1
+                                        yield ReasoningDelta(thinking, t)
                                     text = delta.get("content")
                                     if text:
-                                        chars += len(text)
-                                        chunks += 1
-                                        yield TextDelta(text, t)
+                                        if type(text) is not str:  # Mistral: a list of typed parts
+                                            thinking, text = _parts(text)
+                                        elif tags.answering:
+                                            thinking = ""
+                                        else:
+                                            thinking, text = tags.feed(text)
+                                        if thinking:
+                                            thought += len(thinking)
+                                            chunks += 1
+                                            yield ReasoningDelta(thinking, t)
+                                        if text:
+                                            chars += len(text)
+                                            chunks += 1
+                                            yield TextDelta(text, t)
                                 reason = choice.get("finish_reason")
                                 if reason:
                                     finish = reason
-                            if "usage" in obj:
-                                u = obj["usage"]
-                                if u:
-                                    usage = Usage(output_tokens=u.get("completion_tokens"),
-                                                  input_tokens=u.get("prompt_tokens"))
+                            if "usage" in obj or "x_groq" in obj or "timings" in obj:
+                                usage = _usage(obj) or usage
+                            error = obj.get("error")
+                            if error is None and (event == b"error" or obj.get("object") == "error"):
+                                error = obj
                         except (ValueError, AttributeError, TypeError, IndexError, KeyError):
-                            raise self._protocol_error("a malformed data line", line, chars, chunks) from None
-                        if "error" in obj:
-                            raise self._stream_error(obj["error"], chars, chunks)
-                    elif not line or line == b"\r" or line[:1] == b":":
-                        continue  # event separator or comment/keep-alive
-                    elif line[:6] in (b"event:", b"id:", b"retry:") or line[:3] == b"id:":
-                        continue
-                    else:
-                        raise self._protocol_error("a line that is not SSE", line, chars, chunks)
+                            raise self._protocol_error("a malformed data line", line, chars, chunks, thought) from None
+                        if error is not None and (finish is None or finish == "error"):
+                            raise stream_error(self.name, error, chars, chunks, reasoning_chars=thought,
+                                               redact=self._redact)
+                    elif not line:
+                        event = b""  # the end of an event
+                    elif line[:1] == b":":
+                        continue  # a comment: keep-alive, ": OPENROUTER PROCESSING"
+                    elif line[:6] == b"event:":
+                        event = line[6:].strip()
+                    elif _FIELD.match(line) is None:
+                        raise self._not_sse("a line that is not SSE", line, chars, chunks, thought)
                 if done_t is not None:
                     break
             if done_t is None:
                 if rest.strip():
-                    raise self._protocol_error("an unterminated line", rest, chars, chunks)
+                    raise self._not_sse("an unterminated line", rest, chars, chunks, thought)
                 if finish is None:
                     if chunks:
-                        raise _cut(self.name, "the reply stopped without an end marker", chars, chunks)
+                        raise _cut(self.name, "the reply stopped without an end marker", chars, chunks,
+                                   reasoning_chars=thought)
                     raise SourceError(
                         ErrorKind.PROTOCOL,
                         f"{self.name}: the server at {self.base_url} ended the stream without sending a reply",
@@ -213,15 +272,21 @@ class OpenAISource:
                     )
                 done_t = clock()
         except httpx2.TimeoutException:
-            raise self._timeout_error("the stream stalled", chars, chunks) from None
+            raise self._timeout_error("the stream stalled", chars, chunks, thought) from None
         except httpx2.TransportError as exc:
             if chunks:
-                raise _cut(self.name, "the connection was lost", chars, chunks, f" ({_reason(exc)})") from None
+                raise _cut(self.name, "the connection was lost", chars, chunks, f" ({_reason(exc)})",
+                           reasoning_chars=thought) from None
             raise SourceError(
                 ErrorKind.UNREACHABLE,
                 f"{self.name}: the connection to {self.base_url} was lost before any reply arrived ({_reason(exc)})",
                 source=self.name,
             ) from None
+        thinking, text = tags.flush()
+        if thinking:
+            yield ReasoningDelta(thinking, t)
+        if text:
+            yield TextDelta(text, t)
         if usage is not None:
             yield usage
         yield Done(done_t, finish)
@@ -283,33 +348,38 @@ class OpenAISource:
             source=self.name,
         )
 
-    def _timeout_error(self, what: str, chars: int = 0, chunks: int = 0) -> SourceError:
+    def _timeout_error(self, what: str, chars: int = 0, chunks: int = 0, thought: int = 0) -> SourceError:
         t = _seconds(self.config.timeout_s)
         if chunks:
-            return _cut(self.name, f"{what}: nothing arrived for {t}", chars, chunks, " (timeout_s)")
+            return _cut(self.name, f"{what}: nothing arrived for {t}", chars, chunks, " (timeout_s)", reasoning_chars=thought)
         return SourceError(
             ErrorKind.UNREACHABLE,
             f"{self.name}: {what} from {self.base_url} within {t} (timeout_s); the server may be down or overloaded",
             source=self.name,
         )
 
-    def _protocol_error(self, what: str, line: bytes, chars: int, chunks: int) -> SourceError:
+    def _protocol_error(self, what: str, line: bytes, chars: int, chunks: int, thought: int) -> SourceError:
         excerpt = self._redact(line[:80].decode("utf-8", "replace"))
         more = "…" if len(line) > 80 else ""
-        after = f" after {chars} characters in {chunks} chunks" if chunks else ""
+        after = f" after {_received(chars, chunks, thought)}" if chunks else ""
         return SourceError(
             ErrorKind.PROTOCOL,
             f"{self.name}: the server sent {what}{after}: {excerpt!r}{more}",
             source=self.name,
         )
 
-    def _stream_error(self, error: Any, chars: int, chunks: int) -> SourceError:
-        message = error.get("message") if isinstance(error, dict) else error
-        message = self._redact(str(message or error))[:300]
-        if chunks:
-            return _cut(self.name, "the server reported an error", chars, chunks, f": {message}")
-        return SourceError(ErrorKind.PROTOCOL, f"{self.name}: the server reported an error in the stream: {message}",
-                           source=self.name)
+    def _not_sse(self, what: str, data: bytes, chars: int, chunks: int, thought: int) -> SourceError:
+        """A body or line that is not SSE: a JSON error object there (llama.cpp answers HTTP 200 with one) is that error."""
+        try:
+            obj = _loads(data)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and ("error" in obj or obj.get("object") == "error"):
+            error = obj.get("error", obj)
+            where = "instead of a stream" if what.startswith("a JSON body") else "in the stream"
+            return stream_error(self.name, error, chars, chunks, reasoning_chars=thought, where=where,
+                                redact=self._redact)
+        return self._protocol_error(what, data, chars, chunks, thought)
 
     def _redact(self, text: str) -> str:
         if self._api_key and len(self._api_key) >= 4:
@@ -352,8 +422,63 @@ T_SEND_KEY = "fastchat.t_send"
 
 
 async def _stamp_send(request: Any) -> None:
-    """httpx2 request hook: runs after the SDK built the request, before it is written."""
-    request.extensions[T_SEND_KEY] = perf_counter()
+    """httpx2 request hook (after the SDK built the request): the connection stamps t_send as it writes the headers.
+
+    That is after the connection pool's first-use work and any connecting, which are the
+    client's, not the source's; httpcore calls the ``trace`` extension at each step.
+    """
+
+    async def trace(step: str, info: dict[str, Any]) -> None:
+        if step.endswith(".send_request_headers.started"):
+            request.extensions[T_SEND_KEY] = perf_counter()
+
+    request.extensions["trace"] = trace
+
+
+def _is_json(content_type: str) -> bool:
+    return "json" in content_type and "event-stream" not in content_type
+
+
+def _parts(content: list[Any]) -> tuple[str, str]:
+    """``(reasoning, answer)`` from a list of typed content parts (Mistral magistral)."""
+    thinking: list[str] = []
+    answer: list[str] = []
+    for part in content:
+        kind = part.get("type")
+        if kind == "text":
+            answer.append(part["text"])
+        elif kind == "thinking":
+            inner = part["thinking"]
+            thinking.extend([inner] if type(inner) is str else [p["text"] for p in inner if p.get("type") == "text"])
+    return "".join(thinking), "".join(answer)
+
+
+def _usage(obj: dict[str, Any]) -> Usage | None:
+    """Usage from a chunk, if it carries any: top-level ``usage``, else Groq's ``x_groq.usage``.
+
+    ``server_tps`` is llama.cpp's ``timings.predicted_per_second``, else ``completion_tokens /
+    completion_time`` where the provider times the completion (Groq in its usage, Cerebras in
+    ``time_info``).
+    """
+    usage = obj.get("usage")
+    if not usage:
+        groq = obj.get("x_groq")
+        usage = groq.get("usage") if groq else None
+    timings = obj.get("timings")
+    if not usage and not timings:
+        return None
+    usage = usage or {}
+    tokens = usage.get("completion_tokens")
+    details = usage.get("completion_tokens_details") or {}
+    tps = None
+    if timings:
+        tps = timings.get("predicted_per_second")
+    else:
+        seconds = (obj.get("time_info") or usage).get("completion_time")
+        if seconds and tokens:
+            tps = tokens / seconds
+    return Usage(output_tokens=tokens, input_tokens=usage.get("prompt_tokens"),
+                 reasoning_tokens=details.get("reasoning_tokens"), server_tps=tps)
 
 
 
@@ -406,7 +531,7 @@ def _server_message(response: Any) -> str:
     try:
         body = json.loads(text)
     except ValueError:
-        return _excerpt(text)
+        return _excerpt(text, MESSAGE_CAP)
     if isinstance(body, dict):
         for key in ("error", "message", "detail"):
             value = body.get(key)
@@ -415,5 +540,5 @@ def _server_message(response: Any) -> str:
             if isinstance(value, list) and value and isinstance(value[0], dict):  # FastAPI validation errors
                 value = value[0].get("msg")
             if isinstance(value, str) and value:
-                return _excerpt(value)
-    return _excerpt(text)
+                return _excerpt(value, MESSAGE_CAP)
+    return _excerpt(text, MESSAGE_CAP)
