@@ -68,8 +68,8 @@ def dead_url() -> str:
 # ======================================================================================
 # Isolation: no test reads or writes the user's own config, data, themes or history.
 #
-#   isolated_dirs  - autouse; points FASTCHAT_CONFIG, XDG_CONFIG_HOME, XDG_DATA_HOME and
-#                    FASTCHAT_DATA_DIR into the test's tmp_path and clears provider keys
+#   isolated_dirs  - autouse; points XDG_CONFIG_HOME, XDG_DATA_HOME and FASTCHAT_DATA_DIR
+#                    into the test's tmp_path and clears FASTCHAT_CONFIG, provider keys
 #                    and OLLAMA_HOST/OPENAI_BASE_URL from the environment.
 # ======================================================================================
 
@@ -83,6 +83,6 @@ def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("FASTCHAT_DATA_DIR", str(home / "data" / "fastchat"))
-    monkeypatch.setenv("FASTCHAT_CONFIG", str(home / "config" / "fastchat" / "config.toml"))
+    monkeypatch.delenv("FASTCHAT_CONFIG", raising=False)  # XDG_CONFIG_HOME above decides where the config is
     for name in _PROVIDER_VARS:
         monkeypatch.delenv(name, raising=False)

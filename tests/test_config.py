@@ -106,7 +106,8 @@ def test_openai_base_url_env_overrides_the_preset(tmp_path):
         ('default_source = "auto"\n[sources.a]\nkind = "ollama"\nmodel = 7\n', 4, "sources.a.model", "must be a string"),
         ('[sources.a]\nkind = "grpc"\nmodel = "m"\n', 2, "sources.a.kind", "unknown kind"),
         ('theme = "x"\n\n[sources.a]\nkind = "openai"\nmodel = "m"\n', 3, "sources.a", "missing 'base_url'"),
-        ('default_source = "nowhere"\n[sources.a]\nkind = "ollama"\nmodel = "m"\n', 1, "default_source", "not a configured source"),
+        ('default_source = "nowhere"\n[sources.a]\nkind = "ollama"\nmodel = "m"\n', 1, "default_source",
+         "not a configured source"),
         ('theme = "x"\nmax_tokens = "lots"\n', 2, "max_tokens", "whole number"),
         ('[sources.a]\nkind = "openai"\nbase_url = "ftp://x"\nmodel = "m"\n', 3, "sources.a.base_url", "http(s) URL"),
         ('theme = "x"\nbroken = \n', 2, None, "not valid TOML"),
@@ -156,3 +157,77 @@ def test_config_init_writes_a_loadable_starter(tmp_path):
     config = load(path, env={})
     assert set(config.sources) == {"local", "cerebras"}
     assert "csk-unique-value-42" not in path.read_text()
+
+
+# -- issue 13, item 9: one schema, the same check everywhere -------------------------------------
+
+SOURCE = '[sources.a]\nkind = "ollama"\nmodel = "m"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "hint"),
+    [
+        ('defualt_source = "auto"\n' + SOURCE, 1, "defualt_source", "did you mean 'default_source'?"),
+        (SOURCE + 'modl = "llama3.2"\n', 4, "sources.a.modl", "did you mean 'model'?"),
+        (SOURCE + "temperature = 0.2\n", 4, "sources.a.temperature", "known: api_key_env, base_url"),
+        (SOURCE + '[router]\ndefualt = "a"\n', 5, "router.defualt", "did you mean 'default'?"),
+        (SOURCE + '[[router.rules]]\ntask = "chat"\nsorce = "a"\n', 6, "router.rules[1].sorce", "did you mean 'source'?"),
+    ],
+)
+def test_every_unknown_key_is_an_error_with_a_suggestion(tmp_path, text, line, key, hint):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        parse_router(load(path, env={}))
+    error = caught.value
+    assert (error.path, error.line, error.key) == (path, line, key)
+    assert f"{path}, line {line}, key '{key}': unknown key (" in str(error) and hint in str(error)
+
+
+def fastchat(tmp_path: Path, *args: str, config: str) -> subprocess.CompletedProcess[str]:
+    env = {"FASTCHAT_CONFIG": config, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "FASTCHAT_DATA_DIR": str(tmp_path / "data"), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    return subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_config_check_runs_the_checks_the_chat_runs(tmp_path):
+    path = write(tmp_path, SOURCE + '[router]\ndefualt = "a"\n')
+    for args in (("config", "check"), ("-s", "a")):  # the check, and the chat itself
+        done = fastchat(tmp_path, *args, config=str(path))
+        assert done.returncode == 2, done.stderr
+        assert f"{path}, line 5, key 'router.defualt': unknown key (did you mean 'default'?" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_config_named_by_fastchat_config_must_exist(tmp_path):
+    missing = tmp_path / "nonexistent" / "x.toml"
+    with pytest.raises(ConfigError) as caught:
+        load(env={"FASTCHAT_CONFIG": str(missing)})
+    assert caught.value.path == missing and "no such file" in str(caught.value)
+    done = fastchat(tmp_path, "config", "check", config=str(missing))
+    assert done.returncode == 2 and f"fastchat: {missing}: no such file, named by FASTCHAT_CONFIG" in done.stderr
+    assert fastchat(tmp_path, "config", "init", config=str(missing)).returncode == 0  # init writes it there
+    assert fastchat(tmp_path, "config", "check", config=str(missing)).returncode == 0
+
+
+@pytest.mark.parametrize(("kind", "written"), [("openai", "not a url"), ("openai", "localhost:8080"),
+                                               ("ollama", "gpu box")])
+def test_a_bad_url_is_quoted_as_written(tmp_path, kind, written):
+    path = write(tmp_path, f'[sources.a]\nkind = "{kind}"\nbase_url = "{written}"\nmodel = "m"\n')
+    with pytest.raises(ConfigError) as caught:
+        load(path, env={})
+    assert caught.value.key == "sources.a.base_url" and caught.value.line == 3
+    assert f"'{written}' is not an http(s) URL" in str(caught.value)
+
+
+def test_a_bad_url_from_the_environment_says_where_it_came_from(tmp_path):
+    path = write(tmp_path, '[sources.a]\npreset = "openai"\n')
+    with pytest.raises(ConfigError) as caught:
+        load(path, env={"OPENAI_BASE_URL": "not a url"})
+    assert "'not a url' (from OPENAI_BASE_URL) is not an http(s) URL" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", ["true", "false", '"low"', '"high"'])
+def test_think_is_a_known_source_key(tmp_path, value):
+    config = load(write(tmp_path, SOURCE + f"think = {value}\n"), env={})
+    assert config.sources["a"].think in (True, False, "low", "high")

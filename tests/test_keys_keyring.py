@@ -241,7 +241,7 @@ async def test_tui_asks_for_a_rejected_key_stores_it_and_retries(tmp_path, servi
 def test_a_preset_key_set_in_the_keyring_makes_the_source_appear(tmp_path, service, monkeypatch):
     from fastchat_tui.commands.common import load_config
 
-    monkeypatch.setenv("FASTCHAT_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.delenv("FASTCHAT_CONFIG", raising=False)  # no config file: discovery
     assert "cerebras" not in load_config().sources
     keyring.set_password(service, "cerebras", KEY)
     assert keys.has_stored_key("cerebras")

@@ -53,7 +53,8 @@ _LONG_NOUNS_EN = (
 )
 _LONG_ASK = re.compile(
     r"(?ix)"
-    r"\b(?:write|draft|compose|create|generate|produce|give\s+me)\s+(?:me\s+)?(?:a|an|the|my|our)?\s*(?:[\w-]+\s+){0,4}?" + _LONG_NOUNS_EN + r"\b"
+    r"\b(?:write|draft|compose|create|generate|produce|give\s+me)\s+(?:me\s+)?(?:a|an|the|my|our)?\s*(?:[\w-]+\s+){0,4}?"
+    + _LONG_NOUNS_EN + r"\b"
     r"|\b(?:full|complete|comprehensive|exhaustive)\s+(?:test\s+suite|unit\s+tests|documentation|module)"
     r"|\bexplain\b(?:\s+\S+){0,6}?\s+(?:in\s+(?:great\s+|full\s+|much\s+)?detail|in\s+depth|thoroughly|step[\s-]by[\s-]step)"
     r"|\b(?:detailed|in-depth|comprehensive|thorough|exhaustive)\s+(?:explanation|guide|overview|analysis|walkthrough|document|write-?up|tutorial|report)"

@@ -4,34 +4,92 @@ Each subcommand lives in ``fastchat_tui.commands.<name>`` and provides
 ``register(subparsers)``, which adds its parser and sets ``run=`` to a
 function taking the parsed arguments and returning an exit code. Heavy
 packages (openai, ollama, textual) are imported only by the command that runs.
+
+The rules every command shares live here, once: a ``-s`` given before the command is the
+command's own ``-s`` (or is refused), an unknown source is a usage error, a mistyped option
+gets the usage of the command it was given to, and a reader that goes away (``| head``)
+ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import re
 import sys
+from collections.abc import Iterable
+from typing import Any
 
 from fastchat_tui import __version__
 from fastchat_tui.commands.common import CommandError, fail
 from fastchat_tui.config import ConfigError
 
 COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench")
+ONE_SOURCE = (None, "ask", "review", "route")
+"""The chat and the commands whose ``-s`` names one source or ``auto`` (bench's names a list it checks itself)."""
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse for every level of ``fastchat``: plain-text help, and each command's own usage on its mistakes."""
+
+    def format_help(self) -> str:
+        # Descriptions are the modules' docstrings: drop their ``literal`` markup.
+        return re.sub(r"``(.+?)``", r"\1", super().format_help())
+
+    def parse_known_args(self, args: Iterable[str] | None = None, namespace: Any = None) -> tuple[Any, list[str]]:
+        """Refuse unknown arguments here, so ``fastchat ask --bogus`` prints ask's usage, not the top level's."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
+def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
+    """The top-level parser and each command's parser by name."""
+    parser = _Parser(
         prog="fastchat",
         description="Chat with fast hosted, local Ollama and OpenAI-compatible sources from one terminal.",
     )
     parser.add_argument("--version", action="version", version=f"fastchat {__version__}")
-    parser.add_argument("-s", "--source", help="start with this source selected (default: the config's default_source)")
+    parser.add_argument("-s", "--source", dest="global_source", metavar="SOURCE",
+                        help="the source for the chat, or for a COMMAND that takes -s (default: the config's "
+                             "default_source)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"fastchat_tui.commands.{name}").register(subparsers)
-    return parser
+    return parser, subparsers.choices
+
+
+def _apply_global_source(args: argparse.Namespace, commands: dict[str, _Parser]) -> None:
+    """``fastchat -s X COMMAND ...``: X becomes the command's own ``-s``, or is refused if it has none."""
+    given = vars(args).pop("global_source")
+    if args.command is None:
+        args.source = given
+        return
+    if given is None:
+        return
+    command = commands[args.command]
+    if "--source" not in command._option_string_actions:  # argparse has no public list of a parser's options
+        command.error(f"-s {given} was given before '{args.command}', which takes no source")
+    if args.source not in (None, given):
+        command.error(f"two different sources: -s {given} before '{args.command}' and -s {args.source} after it")
+    args.source = given
+
+
+def _check_source(args: argparse.Namespace) -> None:
+    """An unknown source is a usage error (exit 2) before any command starts."""
+    if args.command not in ONE_SOURCE or args.source in (None, "auto"):
+        return
+    from fastchat_tui.config import load
+    from fastchat_tui.keys import has_stored_key
+
+    configured = load(has_stored_key=has_stored_key).sources
+    if args.source not in configured:
+        raise CommandError(f"no source named '{args.source}' (configured: {', '.join(configured)}; or auto)", EXIT_USAGE)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,14 +101,21 @@ def main(argv: list[str] | None = None) -> int:
 
     install_excepthook()
     install_log_redaction()
-    args = build_parser().parse_args(argv)
-    run = getattr(args, "run", None)
+    parser, commands = build_parser()
+    args = parser.parse_args(argv)
+    _apply_global_source(args, commands)
     try:
+        _check_source(args)
+        run = getattr(args, "run", None)
         if run is None:
             from fastchat_tui.commands.tui import run_tui
 
-            return run_tui(args)
-        return run(args)
+            code = run_tui(args)
+        else:
+            code = run(args)
+        if sys.stdout is not None:  # None when fd 1 was closed at start (print() then writes nothing)
+            sys.stdout.flush()  # here, where a closed pipe can still be told apart from a failure
+        return code
     except CommandError as exc:
         fail(str(exc))
         return exc.code
@@ -59,3 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`fastchat history --json | head`): nothing more can be shown to
+        # anyone. Point stdout at /dev/null so the interpreter's last flush is silent too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE

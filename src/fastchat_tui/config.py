@@ -6,10 +6,11 @@ file, the line and the key, so the CLI can print it and exit with code 2.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,11 @@ from typing import Any
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
 
 SOURCE_KINDS = ("ollama", "openai")
+THINK_LEVELS = ("low", "medium", "high")
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
+TOP_KEYS = ("default_source", "theme", "system_prompt", "max_tokens", "sources", "router")
+SOURCE_KEYS = ("preset", "kind", "base_url", "model", "api_key_env", "tags", "context_tokens", "timeout_s",
+               "price_in", "price_out", "monthly_budget", "think")
 
 
 class ConfigError(Exception):
@@ -49,6 +54,8 @@ class SourceConfig:
     price_in: float | None = None  # USD per million input tokens
     price_out: float | None = None  # USD per million output tokens
     monthly_budget: float | None = None  # USD per calendar month; the router skips the source past it
+    think: bool | str | None = None
+    """Reasoning control: ``True``/``False`` or an effort ``"low"``/``"medium"``/``"high"``; ``None``: the server's default."""
 
     @property
     def is_local(self) -> bool:
@@ -80,8 +87,9 @@ def data_dir() -> Path:
     return Path(base) / "fastchat"
 
 
-def config_path() -> Path:
-    if override := os.environ.get("FASTCHAT_CONFIG"):
+def config_path(env: Mapping[str, str] | None = None) -> Path:
+    """``$FASTCHAT_CONFIG`` if set, else the XDG location."""
+    if override := (os.environ if env is None else env).get("FASTCHAT_CONFIG"):
         return Path(override)
     return config_dir() / "config.toml"
 
@@ -110,10 +118,16 @@ def load(path: Path | None = None, env: dict[str, str] | None = None, *,
          has_stored_key: Callable[[str], bool] | None = None) -> Config:
     """Load the config at ``path`` (default: :func:`config_path`), or discover sources if none exists.
 
-    ``has_stored_key(name)`` tells discovery whether the OS keyring holds a key for a preset.
+    A ``$FASTCHAT_CONFIG`` that names no file is an error: the user chose that file, so it is
+    not silently replaced by discovery. ``has_stored_key(name)`` tells discovery whether the OS
+    keyring holds a key for a preset.
     """
     env = dict(os.environ) if env is None else env
-    path = path or config_path()
+    named = path is None and bool(env.get("FASTCHAT_CONFIG"))
+    path = path or config_path(env)
+    if named and not path.exists():
+        raise ConfigError("no such file, named by FASTCHAT_CONFIG (`fastchat config init` writes a starter there)",
+                          path)
     if path.exists():
         text = _read(path)
         try:
@@ -216,6 +230,19 @@ def _expect(loc: _Locator, table: str | None, raw: dict[str, Any], key: str, kin
     return value
 
 
+def refuse_unknown(raw: dict[str, Any], known: Collection[str], error: Callable[[str, str], ConfigError]) -> None:
+    """The one rule for every table of the file: a key the schema does not know is an error, never ignored.
+
+    ``error(message, key)`` locates the key; the message suggests the closest known key.
+    """
+    for key in raw:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key, list(known), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise error(f"unknown key ({hint}known: {', '.join(sorted(known))})", key)
+
+
 def _article(names: str) -> str:
     plain = {"str": "a string", "int": "a whole number", "float": "a number", "list": "a list", "dict": "a table",
              "bool": "true or false"}
@@ -224,6 +251,7 @@ def _article(names: str) -> str:
 
 def _parse(raw: dict[str, Any], loc: _Locator, env: dict[str, str]) -> Config:
     _refuse_secrets(raw, loc, None)
+    refuse_unknown(raw, TOP_KEYS, lambda message, key: loc.error(message, None, key))
     config = Config(raw=raw)
     config.default_source = _expect(loc, None, raw, "default_source", str, config.default_source)
     config.theme = _expect(loc, None, raw, "theme", str, config.theme)
@@ -242,6 +270,7 @@ def _parse(raw: dict[str, Any], loc: _Locator, env: dict[str, str]) -> Config:
 
 
 def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, env: dict[str, str]) -> SourceConfig:
+    refuse_unknown(table, SOURCE_KEYS, lambda message, key: loc.error(message, where, key))
     preset_name = _expect(loc, where, table, "preset", str, None)
     if preset_name is not None and preset_name not in PRESETS:
         raise loc.error(f"unknown preset '{preset_name}' (known: {', '.join(PRESETS)})", where, "preset")
@@ -251,18 +280,19 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         raise loc.error(f"missing 'kind' (one of: {', '.join(SOURCE_KINDS)})", where, None)
     if kind not in SOURCE_KINDS:
         raise loc.error(f"unknown kind '{kind}' (one of: {', '.join(SOURCE_KINDS)})", where, "kind")
-    base_url = _expect(loc, where, table, "base_url", str, None)
-    if kind == "ollama":
-        base_url = normalize_ollama_url(base_url or env.get("OLLAMA_HOST") or (preset.base_url if preset else OLLAMA_DEFAULT_URL))
-    else:
-        if base_url is None and preset and preset.url_env:
-            base_url = env.get(preset.url_env)
-        base_url = base_url or (preset.base_url if preset else None)
-        if not base_url:
-            raise loc.error("missing 'base_url' for an OpenAI-compatible source", where, None)
-        base_url = normalize_openai_url(base_url)
-    if not re.match(r"^https?://[^/\s]+", base_url):
-        raise loc.error(f"'{base_url}' is not an http(s) URL", where, "base_url")
+    written = _expect(loc, where, table, "base_url", str, None)
+    origin = ""  # where a base URL the file does not give came from, for the error message
+    if not written:
+        url_env = "OLLAMA_HOST" if kind == "ollama" else preset.url_env if preset else None
+        if url_env and env.get(url_env):
+            written, origin = env[url_env], f" (from {url_env})"
+        elif preset or kind == "ollama":
+            written = preset.base_url if preset else OLLAMA_DEFAULT_URL
+    if not written:
+        raise loc.error("missing 'base_url' for an OpenAI-compatible source", where, None)
+    base_url = normalize_ollama_url(written) if kind == "ollama" else normalize_openai_url(written)
+    if not re.match(r"^https?://[^/\s]+(?:/\S*)?$", base_url):
+        raise loc.error(f"'{written}'{origin} is not an http(s) URL", where, "base_url")
     model = _expect(loc, where, table, "model", str, preset.model if preset else None)
     if not model:
         raise loc.error("missing 'model'", where, None)
@@ -281,6 +311,9 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         if value is not None and (isinstance(value, bool) or value < 0):
             raise loc.error("must be a number of US dollars, 0 or more", where, key)
         money[key] = None if value is None else float(value)
+    think = _expect(loc, where, table, "think", (bool, str), None)
+    if isinstance(think, str) and think not in THINK_LEVELS:
+        raise loc.error(f"must be true, false or one of: {', '.join(THINK_LEVELS)}", where, "think")
     return SourceConfig(
         name=name,
         kind=kind,
@@ -291,6 +324,7 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         context_tokens=context,
         timeout_s=timeout,
         preset=preset_name,
+        think=think,
         **money,
     )
 

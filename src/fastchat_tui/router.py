@@ -177,6 +177,7 @@ class Router:
         primary = self._resolve(rule.source)
         fallback = [name for name in self._resolve(rule.fallbacks) if name not in primary]
         notes: list[str] = []
+        mentioned: set[str] = set()  # sources a note already names, with why
         if task == "sensitive":
             hosted = [n for n in (*primary, *fallback) if not self.sources[n].is_local]
             for name in hosted:
@@ -223,20 +224,21 @@ class Router:
             rest = ranked[1:] + live_fallback
         elif live_fallback:
             chosen, rest = live_fallback[0], live_fallback[1:]
-            missing = [decision.skipped.get(n) and f"{n} {decision.skipped[n]}" for n in _resolve_all(rule.source, self)]
-            missing = [m for m in missing if m]
-            wanted = " or ".join(f"source tagged {sel[4:]}" if sel.startswith("tag:") else sel for sel in rule.source)
-            notes.append("fallback: " + ("; ".join(missing) if missing else f"no {wanted} available"))
+            missing = [n for n in _resolve_all(rule.source, self) if n in decision.skipped]
+            mentioned.update(missing)
+            why_not = [f"{n} {decision.skipped[n]}" for n in missing] or [self._unmatched(rule.source)]
+            notes.append("fallback: " + "; ".join(why_not))
         else:
             chosen, rest = cooled[0], []
             notes.append(f"every allowed source is cooling down; trying {chosen} anyway")
+        mentioned.add(chosen)
         rest = rest + [n for n in cooled if n != chosen]
         if task == "sensitive":
             notes.append("local only, never sent to a hosted source")
         if rule.origin != "default":
             notes.append(f"by {rule.origin}")
         for name, what in decision.skipped.items():
-            if what != "not local" and name != chosen and name not in " ".join(notes):
+            if what != "not local" and name not in mentioned:
                 notes.append(f"skipped {name}: {what}")
         reason = " · ".join([f"{task}: {why}", *notes])
         decision.route = _make_route(chosen, reason, task, rest, self._budget_warnings(chosen, now))
@@ -249,6 +251,21 @@ class Router:
 
     def _resolve(self, selectors: Iterable[str]) -> list[str]:
         return _resolve_all(selectors, self)
+
+    def _unmatched(self, selectors: Sequence[str]) -> str:
+        """Why selectors that matched no source matched none, never mistaking a tag for a source's name."""
+        parts = []
+        for selector in selectors:
+            if not selector.startswith("tag:"):
+                parts.append(f"no source named '{selector}'")
+                continue
+            tags = selector[4:].split("+")
+            text = "no source tagged " + " + ".join(f"'{tag}'" for tag in tags)
+            for tag in tags:
+                if tag in self.sources:
+                    text += f" (the source named '{tag}' is tagged {', '.join(self.sources[tag].tags) or 'nothing'})"
+            parts.append(text)
+        return " or ".join(parts)
 
     def _predict(self, name: str, expected: int) -> float:
         """Seconds ``name`` should take for ``expected`` tokens: measured figures where known, else its tags' priors."""

@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fastchat_tui.config import Config, ConfigError, _Locator
-from fastchat_tui.routing import TASKS, Rule, RouterSettings
+from fastchat_tui.config import Config, ConfigError, _Locator, refuse_unknown
+from fastchat_tui.routing import TASKS, RouterSettings, Rule
 
 _NUMBERS: dict[str, tuple[type | tuple[type, ...], float]] = {
     # key: (type, smallest allowed value)
@@ -61,10 +61,7 @@ def parse_router(config: Config) -> RouterSettings:
     if not isinstance(raw, dict):
         raise loc.error("must be a table like [router]", None, "router")
     settings = RouterSettings()
-    known = {"default", "rules", *_NUMBERS, *_LISTS}
-    for key in raw:
-        if key not in known:
-            raise loc.error(f"unknown key (known: {', '.join(sorted(known))})", "router", key)
+    refuse_unknown(raw, {"default", "rules", *_NUMBERS, *_LISTS}, lambda message, key: loc.error(message, "router", key))
     names = set(config.sources)
     if "default" in raw:
         settings.default = _selectors(raw["default"], names, lambda m: loc.error(m, "router", "default"))
@@ -72,7 +69,8 @@ def parse_router(config: Config) -> RouterSettings:
         if key not in raw:
             continue
         value = raw[key]
-        if isinstance(value, bool) or not isinstance(value, kind):
+        wrong = isinstance(value, bool) or not isinstance(value, kind)  # a flag: mypy would narrow value to object
+        if wrong:
             expected = "a whole number" if kind is int else "a number"
             raise loc.error(f"must be {expected}, not {type(value).__name__} {value!r}", "router", key)
         if value < smallest:
@@ -106,9 +104,7 @@ def _rule(index: int, raw: dict[str, Any], loc: _RouterLocator, config: Config) 
     def error(key: str | None):
         return lambda message: loc.rule_error(message, index, key)
 
-    for key in raw:
-        if key not in _RULE_KEYS:
-            raise error(key)(f"unknown key (known: {', '.join(_RULE_KEYS)})")
+    refuse_unknown(raw, _RULE_KEYS, lambda message, key: loc.rule_error(message, index, key))
     names = set(config.sources)
     if "task" not in raw:
         raise error(None)(f"missing 'task' (one of: {', '.join(TASKS)}, or \"*\")")

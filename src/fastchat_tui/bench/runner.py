@@ -15,6 +15,8 @@ Method (as in vLLM's ``bench serve``, GenAI-Perf and LLMPerf):
   end);
 * a request that fails is reported with its error kind and is never averaged
   in; a batch with a failure has no aggregate rate;
+* after an auth error a source gets no more requests: every one would be
+  refused the same way (the table and the progress lines say it once);
 * each figure is summarised as median, min and max over the successful runs.
 """
 
@@ -28,6 +30,7 @@ from fastchat_tui.bench.results import Batch, BenchResult, Progress, Run
 from fastchat_tui.config import Config
 from fastchat_tui.meter import Reading
 from fastchat_tui.session import Session
+from fastchat_tui.sources.base import ErrorKind
 
 DEFAULT_PROMPT = (
     "Explain, in about 400 words, how a hash map works: hashing, buckets, collisions, "
@@ -35,6 +38,8 @@ DEFAULT_PROMPT = (
 )
 DEFAULT_REPEAT = 5
 DEFAULT_MAX_TOKENS = 512
+STOP_KINDS = frozenset({ErrorKind.AUTH})
+"""Error kinds after which a source is sent nothing more: a rejected key is rejected every time."""
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -71,7 +76,10 @@ async def run_bench(
         raise ValueError(f"no source named {', '.join(map(repr, unknown))} (configured: {', '.join(session.config.sources)})")
     result = BenchResult(list(sources), prompt, repeat, max_tokens, concurrency)
     plan = schedule(result.sources, repeat, warmup)
-    for step, (name, round_) in enumerate(plan, start=1):
+    step = 0
+    while step < len(plan):
+        name, round_ = plan[step]
+        step += 1
         phase = "warmup" if round_ < 0 else "run"
         if on_progress:
             on_progress(Progress(name, phase, round_ + 1, repeat, step, len(plan)))
@@ -79,6 +87,8 @@ async def run_bench(
         result.runs.extend(runs)
         if round_ >= 0:
             result.batches.append(Batch(name, round_, runs))
+        if any(run.error_kind in STOP_KINDS for run in runs):
+            plan = plan[:step] + [batch for batch in plan[step:] if batch[0] != name]
         if on_progress:
             on_progress(Progress(name, phase, round_ + 1, repeat, step, len(plan), tuple(runs)))
     result.finished_at = time.time()

@@ -232,11 +232,24 @@ def render_table(result: BenchResult) -> str:
         lines.append((f"{label:<{label_w}}" + "   ".join(texts)).rstrip())
     notes = [f"{s.source}: tokens are chunk counts (the source reported no usage)"
              for s in summaries if s.ok and not s.tokens_exact]
-    notes += [f"{s.source}: warm-up failed ({s.warmup_error})" for s in summaries if s.warmup_error]
+    for summary in summaries:
+        if stop := _stopped(result, summary):
+            notes.append(f"{summary.source}: {stop}")
+        elif summary.warmup_error:
+            notes.append(f"{summary.source}: warm-up failed ({summary.warmup_error})")
     if notes:
         lines.append("")
         lines += notes
     return "\n".join(lines) + "\n"
+
+
+def _stopped(result: BenchResult, summary: SourceSummary) -> str | None:
+    """Why a source got fewer requests than planned: the runner stops one after an auth error."""
+    if summary.requests >= result.repeat * result.concurrency:
+        return None
+    last = next(run for run in reversed(result.runs) if run.source == summary.source)
+    after = "the warm-up" if last.warmup else f"run {last.round + 1}"
+    return f"no more requests after {after} ({last.error_kind}: {last.error_message})"
 
 
 # --------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     init = actions.add_parser("init", help="write a starter config with the sources found now")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     actions.add_parser("path", help="print the config file's path")
-    actions.add_parser("check", help="load the config and list its sources")
+    actions.add_parser("check", help="check the config exactly as the chat does, and list its sources")
     parser.set_defaults(run=run)
 
 

@@ -18,6 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("prompt", nargs="*", help="the prompt (stdin is appended when it is a pipe, as for ask)")
     parser.add_argument("-f", "--file", action="append", default=[], metavar="FILE",
                         help="a file sent along with the prompt (repeatable; - is stdin)")
+    parser.add_argument("-s", "--source", help="a source picked by hand, as ask -s would send it (default: auto mode)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (task, source, reason, fallbacks, ...)")
     parser.add_argument("--max-tokens", type=int, help="the reply cap the real request would use")
     parser.add_argument("--task", choices=("review",), help="the task kind a command names itself (fastchat review)")
@@ -25,18 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fastchat_tui.config import ConfigError
     from fastchat_tui.session import Session
     from fastchat_tui.sources.base import SourceError
     from fastchat_tui.turn import SendOptions
 
     config = load_config()
     prompt, attachments = gather(args.prompt, args.file)
-    try:
-        session = Session.open(config, record=False)
-    except ConfigError as exc:
-        raise CommandError(str(exc), 2) from None
-    options = SendOptions(source=getattr(args, "source", None), max_tokens=args.max_tokens, task=args.task,
+    session = Session.open(config, record=False)  # load_config has checked the [router] table
+    options = SendOptions(source=args.source, max_tokens=args.max_tokens, task=args.task,
                           attachments=tuple(attachments))
     try:
         out = session.decide(prompt, options).as_dict()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import tomllib
+import types
+import typing
 from pathlib import Path
 
 from textual.color import Color, ColorParseError
@@ -12,9 +14,24 @@ from textual.theme import Theme
 from fastchat_tui.config import config_dir
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "themes"
-_FIELDS = set(inspect.signature(Theme).parameters)
 _COLOR_FIELDS = {"primary", "secondary", "warning", "error", "success", "accent", "foreground", "background", "surface", "panel",
                  "boost"}
+
+
+def _field_types() -> dict[str, tuple[type, ...]]:
+    """What a theme file may give for each of Textual's ``Theme`` fields, read from its annotations."""
+    hints = typing.get_type_hints(Theme)
+    allowed: dict[str, tuple[type, ...]] = {}
+    for field in dataclasses.fields(Theme):
+        hint = hints[field.name]
+        options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+        kinds = tuple(typing.get_origin(option) or option for option in options if option is not type(None))
+        allowed[field.name] = (*kinds, int) if float in kinds else kinds  # TOML writes 1 for 1.0
+    return allowed
+
+
+_TYPES = _field_types()
+_TOML_NAMES = {str: "a string", bool: "true or false", float: "a number", int: "a number", dict: "a table"}
 
 
 def theme_dirs() -> list[Path]:
@@ -45,15 +62,21 @@ def load_theme(path: Path) -> Theme:
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"not valid TOML: {exc}") from None
     data.setdefault("name", path.stem)
-    unknown = set(data) - _FIELDS
+    unknown = set(data) - set(_TYPES)
     if unknown:
         raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
     if "primary" not in data:
         raise ValueError("missing 'primary' colour")
+    for field, value in data.items():
+        kinds = _TYPES[field]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = " or ".join(dict.fromkeys(_TOML_NAMES.get(kind, kind.__name__) for kind in kinds))
+            example = ' such as "#4EA1FF"' if field in _COLOR_FIELDS else ""
+            raise ValueError(f"'{field}' = {value!r} must be {wanted}{example}")
     for field in _COLOR_FIELDS & set(data):
         try:
             Color.parse(data[field])
-        except (ColorParseError, TypeError):
+        except ColorParseError:
             raise ValueError(f"'{field}' = {data[field]!r} is not a colour") from None
     variables = data.get("variables", {})
     if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):

@@ -21,6 +21,11 @@ def first_run_text(config: Config, probes: dict[str, Probe]) -> str:
         why = probe.error.message if probe and probe.error else "no answer"
         lines.append(f"- **{name}** ({spec.kind}, `{spec.base_url}`): {why}")
     key_vars = ", ".join(f"`{p.key_env}`" for p in PRESETS.values() if p.key_env)
+    if config.path is not None:  # `config init` would refuse to overwrite it
+        edit = f"3. **Edit the config** at `{config.path}`: add any OpenAI-compatible endpoint under `[sources.NAME]`."
+    else:
+        edit = (f"3. **Write a config**: `fastchat config init` writes a starter to `{config_path()}`; "
+                "add any OpenAI-compatible endpoint under `[sources.NAME]`.")
     lines += [
         "",
         "Any one of these gets you going:",
@@ -29,8 +34,7 @@ def first_run_text(config: Config, probes: dict[str, Probe]) -> str:
         f"`ollama pull {PRESETS['ollama'].model}` (set `OLLAMA_HOST` if it runs elsewhere).",
         f"2. **Add a key** for a hosted fast source: export one of {key_vars}, "
         "or store it in the OS keyring with `fastchat keys set NAME`.",
-        f"3. **Edit the config**: `fastchat config init` writes a starter to `{config_path()}`; "
-        "add any OpenAI-compatible endpoint under `[sources.NAME]`.",
+        edit,
         "",
         "Press **F2** to pick a source anyway, **Esc** to close this, **Ctrl+Q** to quit.",
     ]
@@ -40,7 +44,7 @@ def first_run_text(config: Config, probes: dict[str, Probe]) -> str:
 class FirstRunScreen(ModalScreen[None]):
     """Explains how to get a first source working."""
 
-    BINDINGS = [Binding("escape", "dismiss", "Close")]
+    BINDINGS = [Binding("escape", "dismiss", "Close"), Binding("f2", "pick_source", "Pick a source")]
 
     DEFAULT_CSS = """
     FirstRunScreen {
@@ -64,3 +68,8 @@ class FirstRunScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Markdown(self.text)
+
+    async def action_pick_source(self) -> None:
+        """F2, as the text promises: this help gives way to the app's source picker."""
+        self.dismiss()
+        await self.app.run_action("pick_source")

@@ -1,0 +1,223 @@
+"""A new user's first hour (issue 13): the chat started from a shell with a pipe and a terminal,
+a broken theme file, the first-run screen, the route reason and bench against a rejected key.
+
+Items 3 and 4 run the real ``fastchat`` in a pseudo-terminal that is its controlling terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from fastchat_tui.config import Config, SourceConfig, load
+from fastchat_tui.router import Router
+from fastchat_tui.routing import Request
+from tests.keys_helpers import env_key
+from tests.servers import OpenAIServer, Script
+
+BOUND_S = 60.0  # the longest any one wait may take; each ends as soon as the event happens
+QUIT_S = 10.0  # Ctrl+Q must end the chat within this
+_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\"
+                      rb"|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
+
+
+class Terminal:
+    """``python -m fastchat_tui`` whose controlling terminal is a pty; stdin is the pty or a pipe."""
+
+    def __init__(self, env: dict[str, str], *args: str, piped: bytes | None = None) -> None:
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+        claim_tty = (  # a new session whose controlling terminal is the pty, so /dev/tty is the pty
+            "import fcntl, os, sys, termios; fcntl.ioctl(1, termios.TIOCSCTTY, 0); "
+            f"os.execv(sys.executable, [sys.executable, '-m', 'fastchat_tui', *{list(args)!r}])"
+        )
+        stdin = slave
+        if piped is not None:
+            stdin, pipe_in = os.pipe()
+        self.child = subprocess.Popen([sys.executable, "-c", claim_tty], stdin=stdin, stdout=slave, stderr=slave,
+                                      env=env | {"TERM": "xterm-256color"}, start_new_session=True)
+        os.close(slave)
+        if piped is not None:
+            os.close(stdin)
+            os.write(pipe_in, piped)
+            os.close(pipe_in)  # the pipe ends here, as after `echo hello |`
+        self.raw = b""
+
+    def text(self) -> str:
+        return _ESCAPES.sub(b"", self.raw).decode("utf-8", "replace")
+
+    def pump(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:  # the child closed the terminal
+            return False
+        self.raw += data
+        return bool(data)
+
+    def wait_for(self, *needles: str) -> None:
+        deadline = time.monotonic() + BOUND_S
+        while time.monotonic() < deadline and self.child.poll() is None:
+            if all(needle in self.text() for needle in needles):
+                return
+            self.pump(0.2)
+        if not all(needle in self.text() for needle in needles):
+            raise AssertionError(f"the screen never showed {needles}; it shows:\n{self.text()[-3000:]}")
+
+    def quit(self) -> int | None:
+        """Ctrl+Q, then the exit code if the chat ended within ``QUIT_S`` (``None`` if it did not)."""
+        os.write(self.master, b"\x11")
+        deadline = time.monotonic() + QUIT_S
+        while self.child.poll() is None and time.monotonic() < deadline:
+            self.pump(0.2)
+        return self.child.poll()
+
+    def close(self) -> None:
+        if self.child.poll() is None:
+            self.child.kill()
+            self.child.wait()
+        os.close(self.master)
+
+
+def child_env(tmp_path: Path, config: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"),
+               XDG_CONFIG_HOME=str(tmp_path / "xdg"), FASTCHAT_TEST_KEY="sk-test",
+               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    return env
+
+
+def write_config(tmp_path: Path, url: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(f'[sources.fast]\nkind = "openai"\nbase_url = "{url}"\nmodel = "test-model"\n'
+                    'api_key_env = "FASTCHAT_TEST_KEY"\n', encoding="utf-8")
+    return path
+
+
+# -- item 3: `echo hello | fastchat` -------------------------------------------------------------
+
+
+def test_piped_text_is_the_first_prompt_and_keys_come_from_the_terminal(tmp_path, spawn_server):
+    server = spawn_server(OpenAIServer, default=Script(tokens=["Hi ", "from ", "the ", "server."]))
+    term = Terminal(child_env(tmp_path, write_config(tmp_path, server.url)), piped=b"hello\n")
+    try:
+        term.wait_for("the server.")
+        requests = server.stream_requests()
+        assert len(requests) == 1 and requests[0].wait().json["messages"][-1]["content"] == "hello\n"
+        os.write(term.master, b"zqxjk")  # typed on the terminal: reaches the prompt
+        term.wait_for("zqxjk")
+        assert term.quit() == 0, term.text()[-2000:]
+    finally:
+        term.close()
+
+
+# -- item 4: a theme file with a number for a colour ---------------------------------------------
+
+
+def test_a_theme_with_a_number_for_a_colour_is_a_warning_not_a_crash(tmp_path, dead_url):
+    themes = tmp_path / "xdg" / "fastchat" / "themes"
+    themes.mkdir(parents=True)
+    (themes / "mine.toml").write_text('name = "mine"\nprimary = 12\n', encoding="utf-8")
+    term = Terminal(child_env(tmp_path, write_config(tmp_path, dead_url + "/v1")))
+    try:
+        term.wait_for("No source is reachable yet", "mine.toml")  # the chat is up, and says what was wrong
+        assert "Traceback" not in term.text()
+        assert term.quit() == 0, term.text()[-2000:]
+    finally:
+        term.close()
+
+
+# -- item 14: the first-run screen keeps its promises --------------------------------------------
+
+
+async def test_the_first_run_screen_opens_the_picker_on_f2_and_knows_the_config_exists(tmp_path, dead_url):
+    from fastchat_tui.ui.app import FastchatApp
+    from fastchat_tui.ui.screens.first_run import FirstRunScreen
+    from fastchat_tui.ui.screens.source_picker import SourcePicker
+
+    path = tmp_path / "config.toml"
+    path.write_text(f'[sources.local]\nkind = "ollama"\nbase_url = "{dead_url}"\nmodel = "m"\n', encoding="utf-8")
+    app = FastchatApp(load(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(int(BOUND_S / 0.02)):
+            if isinstance(app.screen, FirstRunScreen):
+                break
+            await pilot.pause(0.02)
+        text = app.screen.text
+        assert "Press **F2** to pick a source" in text
+        assert "config init" not in text and f"`{path}`" in text  # init would refuse: the file exists
+        await pilot.press("f2")
+        for _ in range(int(BOUND_S / 0.02)):
+            if isinstance(app.screen, SourcePicker):
+                break
+            await pilot.pause(0.02)
+        assert isinstance(app.screen, SourcePicker)
+        assert not any(isinstance(screen, FirstRunScreen) for screen in app.screen_stack)
+
+
+def test_without_a_config_file_the_first_run_screen_offers_init(tmp_path):
+    from fastchat_tui.config import config_path
+    from fastchat_tui.ui.screens.first_run import first_run_text
+
+    config = load(env={})
+    assert config.path is None
+    assert f"`fastchat config init` writes a starter to `{config_path()}`" in first_run_text(config, {})
+
+
+# -- item 16: a source's name is never read as a tag ----------------------------------------------
+
+
+def test_the_route_reason_tells_a_tag_from_a_source_of_that_name():
+    sources = {
+        "fast": SourceConfig("fast", "openai", "http://127.0.0.1:9/v1", "m", tags=["hosted"]),
+        "local": SourceConfig("local", "ollama", "http://127.0.0.1:9", "m", tags=["local"]),
+    }
+    route = Router(sources).route(Request("x" * 20_000, (), (), None, None))  # long: tag:fast, else the rest
+    assert route.source == "fast"
+    assert route.reason.endswith("fallback: no source tagged 'fast' (the source named 'fast' is tagged hosted)")
+
+
+# -- item 17: bench stops sending to a source that rejects the key --------------------------------
+
+
+def test_bench_stops_a_source_after_an_auth_error(spawn_server, capsys):
+    from fastchat_tui.bench import run_bench
+    from fastchat_tui.commands.bench import render_table
+    from fastchat_tui.session import Session
+
+    good = spawn_server(OpenAIServer, default=Script(tokens=["ok"] * 8))
+    rejecting = spawn_server(OpenAIServer, default=Script(status=401))
+    config = Config(sources={
+        "good": SourceConfig("good", "openai", good.url, "test-model"),
+        "rejecting": SourceConfig("rejecting", "openai", rejecting.url, "test-model"),
+    })
+    seen: list[str] = []
+
+    async def bench():
+        session = Session(config, key_lookup=env_key)
+        try:
+            return await run_bench(session, ["good", "rejecting"], repeat=3, max_tokens=8,
+                                   on_progress=lambda event: seen.append(event.describe()) if event.finished else None)
+        finally:
+            await session.aclose()
+
+    result = asyncio.run(bench())
+    assert len(rejecting.stream_requests()) == 1 and len(good.stream_requests()) == 4  # warm-up + 3 runs
+    failed = [line for line in seen if "rejecting" in line]
+    assert len(failed) == 1 and "warm-up · failed (auth:" in failed[0]  # told once, with the kind
+    assert seen[-1].startswith("[5/5] good: run 3/3")  # the count shrank with the stopped source
+    assert result.summaries["good"].ok == 3 and result.failed
+    table = render_table(result)
+    assert "rejecting: no more requests after the warm-up (auth:" in table
+    assert "warm-up failed" not in table  # one note, not two
