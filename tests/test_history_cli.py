@@ -82,6 +82,25 @@ def test_show_prints_markdown_with_meter_lines(chats: list[int], capsys: pytest.
     assert shown["messages"][3]["reply"]["incomplete"] is True
 
 
+def test_show_folds_the_reasoning_and_says_how_a_reply_ended(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Store.open(data_dir / "history.db") as store:
+        recorder = store.recorder()
+        turn = stored_turn("Is 91 prime?", "No: 7 × 13.", status="truncated")
+        turn.reasoning_parts = ["Try 7:", " 7 × 13 = 91."]
+        turn.end_note = "cut at the token limit (4 tokens)"
+        record(recorder, turn)
+        chat = recorder.chat_id
+    code, out, _ = run(capsys, "history", "show", str(chat))
+    assert code == 0
+    assert "## Assistant\n\n<details><summary>Reasoning</summary>\n\nTry 7: 7 × 13 = 91.\n\n</details>\n\nNo: 7 × 13.\n" in out
+    assert out.rstrip("\n").endswith("· 4 tokens · 0.24 s · cut at the token limit (4 tokens)")
+    code, out, _ = run(capsys, "history", "show", str(chat), "--json")
+    answer = json.loads(out)["messages"][1]
+    assert (answer["content"], answer["reasoning"]) == ("No: 7 × 13.", "Try 7: 7 × 13 = 91.")
+    assert answer["reply"]["status"] == "truncated" and answer["reply"]["end_note"] == "cut at the token limit (4 tokens)"
+    assert answer["reply"]["incomplete"] is True
+
+
 def test_unknown_chat_is_an_error(chats: list[int], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "history", "show", "999")
     assert code == 1 and out == "" and "no chat with id 999" in err

@@ -186,6 +186,32 @@ def test_usage_and_source_errors(tmp_path, server, dead_url):
     assert unreachable.returncode == 1 and "unreachable" in unreachable.stderr.decode()
 
 
+def test_a_reasoning_models_thinking_stays_out_of_the_printed_review(tmp_path, spawn_server):
+    """The review on stdout is the answer alone; the thinking goes to stderr when asked, and to ``--json``."""
+    thinking = ["Line 5 passes", " input to a shell", "."]
+    script = Script(reasoning=thinking, tokens=list(REPLY))
+    thinker = spawn_server(OllamaServer, default=script)
+    hidden = review(tmp_path, thinker.url, stdin=PY)
+    assert hidden.returncode == 0, hidden.stderr
+    assert hidden.stdout.decode() == REPLY_TEXT and "shell" not in hidden.stderr.decode()
+    shown = review(tmp_path, thinker.url, "--reasoning", "show", stdin=PY)
+    assert shown.stdout.decode() == REPLY_TEXT
+    assert shown.stderr.decode().startswith("".join(thinking) + "\n")
+    as_json = json.loads(review(tmp_path, thinker.url, "--json", stdin=PY).stdout)
+    assert (as_json["text"], as_json["reasoning"], as_json["status"]) == (REPLY_TEXT, "".join(thinking), "complete")
+    assert as_json["reasoning_tokens"] == len(thinking) and as_json["output_tokens"] == len(thinking) + len(REPLY)
+
+
+def test_a_review_cut_at_the_token_limit_says_so_and_still_succeeds(tmp_path, spawn_server):
+    cut = spawn_server(OllamaServer, default=Script(tokens=list(REPLY), finish_reason="length"))
+    done = review(tmp_path, cut.url, "--max-tokens", "4", stdin=PY)
+    assert done.returncode == 0 and done.stdout.decode() == REPLY_TEXT
+    assert done.stderr.decode().rstrip("\n").endswith("· cut at the token limit (4 tokens)")
+    as_json = json.loads(review(tmp_path, cut.url, "--json", "--max-tokens", "4", stdin=PY).stdout)
+    assert (as_json["status"], as_json["finish_reason"], as_json["end_note"]) == (
+        "truncated", "length", "cut at the token limit (4 tokens)")
+
+
 def test_ctrl_c_keeps_the_partial_review_and_exits_130(tmp_path, spawn_server):
     slow = spawn_server(OllamaServer, default=Script(tokens=["First finding.\n"] + ["more "] * 400, rate_tps=20))
     config = write_config(tmp_path, slow.url)
@@ -222,7 +248,8 @@ def test_ctrl_c_keeps_the_partial_review_and_exits_130(tmp_path, spawn_server):
 
 # -- the TUI path, through a pseudo-terminal -------------------------------------------------------
 
-_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
+_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\"
+                      rb"|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
 
 
 class Screen:

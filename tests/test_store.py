@@ -679,6 +679,53 @@ def test_migrates_a_second_schema_file_keeping_its_bench_rows(tmp_path: Path) ->
         assert schema_version(path) == SCHEMA_VERSION and len(again.bench_history()) == 5
 
 
+SCHEMA_V3 = BENCH_TABLE_BEFORE_V3 + ";\n" + BENCH_INDEX_BEFORE_V3 + ";\nPRAGMA user_version = 3;\n"
+"""The third schema's addition exactly as fastchat wrote it (the same statements as the bench's own, frozen)."""
+
+
+def test_migrates_a_third_schema_file_keeping_everything_and_saying_how_replies_ended(tmp_path: Path) -> None:
+    """Schema 4 keeps reasoning apart; replies that version 3 called complete although they were cut at the
+    token limit, or had no text at all, get their honest status."""
+    path = tmp_path / "history.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA_V1 + SCHEMA_V2 + SCHEMA_V3)
+    conn.execute("INSERT INTO chats VALUES (5, 'before reasoning', 1000.0, 2000.0)")
+    reply = ("INSERT INTO replies (message_id, prompt_id, source, model, status, finish_reason, ttft_s, decode_tps,"
+             " output_tokens, tokens_exact, started_at, updated_at, ended_at) VALUES (?, ?, 'fast', 'm', ?, ?, 0.2,"
+             " 900.0, ?, 1, 1000, 1001, 1001)")
+    for n, (answer, status, finish, tokens) in enumerate([("a full answer", "complete", "stop", 40),
+                                                          ("an answer cut", "complete", "length", 512),
+                                                          ("\n\n", "complete", "stop", 300),
+                                                          ("partial", "cut", None, 3)]):
+        conn.execute("INSERT INTO messages VALUES (?, 5, 'user', ?, 1000.0)", (2 * n + 1, f"question {n}"))
+        conn.execute("INSERT INTO messages VALUES (?, 5, 'assistant', ?, 1001.0)", (2 * n + 2, answer))
+        conn.execute(reply, (2 * n + 2, 2 * n + 1, status, finish, tokens))
+    conn.execute("INSERT INTO bench_runs (bench_id, started_at, source, repeat, concurrency, requests, ok, failures,"
+                 " summary) VALUES (1, 1000.0, 'fast', 1, 1, 1, 1, 0, '{}')")
+    conn.commit()
+    conn.close()
+
+    with Store.open(path) as store:
+        assert store.warning is None and schema_version(path) == SCHEMA_VERSION == 4
+        messages = store.messages(5)
+        assert [m.content for m in messages] == ["question 0", "a full answer", "question 1", "an answer cut",
+                                                 "question 2", "\n\n", "question 3", "partial"]
+        replies = [m.reply for m in messages if m.reply]
+        assert [r.status for r in replies] == ["complete", "truncated", "empty", "cut"]
+        assert [r.end_note for r in replies] == [None, "cut at the token limit", "no answer", None]
+        assert all(m.reasoning == "" for m in messages)
+        assert [(r.reasoning_tokens, r.time_to_answer_s, r.output_tokens) for r in replies][:2] == [
+            (None, None, 40), (None, None, 512)]
+        assert replies[1].line().endswith("· 512 tokens · cut at the token limit")
+        assert [h.message_id for h in store.search("answer cut")] == [4]
+        assert len(store.bench_history()) == 1
+        assert store.latency_stats("fast").samples == 3  # every reply that ended normally was measured
+        record(store.recorder(chat_id=5), stored_turn("new question", "new answer"))
+        assert [m.content for m in store.messages(5)][-2:] == ["new question", "new answer"]
+    with Store.open(path) as again:  # opening a current file changes nothing
+        assert schema_version(path) == SCHEMA_VERSION and len(again.messages(5)) == 10
+
+
 def test_a_newer_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:
     path = tmp_path / "history.db"
     conn = sqlite3.connect(path)

@@ -2,20 +2,20 @@
 
 Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
 
-    Routed · (Attempt · [TextDelta | Usage | Progress]* · Fallback?)+ · Finished
+    Routed · (Attempt · [ReasoningDelta | TextDelta | Usage | Progress]* · Fallback?)+ · Finished
 
 ``Routed`` is missing when routing itself failed; ``Finished`` always comes last, after the
-turn was recorded, and carries the turn in its final state. Text deltas and usage are the
-source's own events, passed on unchanged (they are the hot path).
+turn was recorded, and carries the turn in its final state (``turn.status``, ``turn.end_note``,
+``turn.reasoning``). Reasoning and text deltas and usage are the source's own events, passed on
+unchanged (they are the hot path); reasoning deltas are never part of the answer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from fastchat_tui.meter import Reading
-from fastchat_tui.sources.base import SourceError, TextDelta, Usage
+from fastchat_tui.sources.base import ReasoningDelta, SourceError, TextDelta, Usage
 from fastchat_tui.turn import Turn
 
 
@@ -46,7 +46,7 @@ class Fallback:
 
 @dataclass(slots=True)
 class Progress:
-    """The meter's reading while text streams, a few times a second (never per token)."""
+    """The meter's reading while output (reasoning or text) streams, a few times a second (never per token)."""
 
     turn: Turn
     reading: Reading
@@ -54,11 +54,12 @@ class Progress:
 
 @dataclass(slots=True)
 class Finished:
-    """The request is over and recorded; ``turn.status`` says how it ended."""
+    """The request is over and recorded; ``turn.status`` and ``turn.end_note`` say how it ended."""
 
     turn: Turn
 
 
-SessionEvent = Union[Routed, Attempt, Fallback, TextDelta, Usage, Progress, Finished]
+SessionEvent = Routed | Attempt | Fallback | ReasoningDelta | TextDelta | Usage | Progress | Finished
 
-__all__ = ["Attempt", "Fallback", "Finished", "Progress", "Routed", "SessionEvent", "TextDelta", "Usage"]
+__all__ = ["Attempt", "Fallback", "Finished", "Progress", "ReasoningDelta", "Routed", "SessionEvent", "TextDelta",
+           "Usage"]

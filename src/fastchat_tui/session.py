@@ -2,8 +2,9 @@
 
 :meth:`Session.stream` routes a prompt (or takes the route it is given), checks that it
 fits the source's context, sends it, falls back to the next source when one fails before
-its first token, feeds the meter, tells the router how each attempt went, records the
-reply, and yields typed events (:mod:`fastchat_tui.events`) that the TUI, ``ask``,
+its first token, feeds the meter, tells the router how each attempt went, says how the
+reply ended (:meth:`Turn.settle <fastchat_tui.turn.Turn.settle>`), records the reply, and
+yields typed events (:mod:`fastchat_tui.events`) that the TUI, ``ask``,
 ``review`` and ``bench`` all consume the same way. Retry, key rotation, new chat and
 resume are methods here too, so no consumer edits the conversation itself.
 """
@@ -24,13 +25,23 @@ from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, S
 from fastchat_tui.keys import lookup as keyring_then_env_key
 from fastchat_tui.meter import Meter
 from fastchat_tui.routing import Decision, MemoryLedger, Named, Request, Route
-from fastchat_tui.sources.base import FALLBACK_KINDS, Done, ErrorKind, Sent, Source, SourceError, TextDelta, Usage
+from fastchat_tui.sources.base import (
+    FALLBACK_KINDS,
+    Done,
+    ErrorKind,
+    ReasoningDelta,
+    Sent,
+    Source,
+    SourceError,
+    TextDelta,
+    Usage,
+)
 from fastchat_tui.turn import SendOptions, Turn
 
 RECORD_EVERY_S = 1.0
 """The recorder hears about a streaming reply at least this often (a crash loses at most this much)."""
 PROGRESS_EVERY_S = 1 / 8
-"""How often a :class:`~fastchat_tui.events.Progress` event carries the meter while text streams."""
+"""How often a :class:`~fastchat_tui.events.Progress` event carries the meter while output streams."""
 
 
 class Recorder(Protocol):
@@ -85,6 +96,7 @@ class Session:
         self.messages: list[dict[str, str]] = self._system()
         self.selected = config.default_source if config.default_source in config.sources else "auto"
         self._sources: dict[str, Source] = {}
+        self._closing: set[asyncio.Future[None]] = set()
 
     @classmethod
     def open(cls, config: Config, on_problem: Callable[[str], None] | None = None, *, record: bool = True) -> Session:
@@ -118,7 +130,9 @@ class Session:
         """Drop a warm client (e.g. after its key changed) so the next use builds a new one."""
         source = self._sources.pop(name, None)
         if source is not None:
-            asyncio.ensure_future(source.aclose())
+            closing = asyncio.ensure_future(source.aclose())
+            self._closing.add(closing)  # the loop keeps only a weak reference to a task
+            closing.add_done_callback(self._closing.discard)
 
     def save_key(self, name: str, key: str) -> None:
         """Keep a new key for ``name`` in the OS keyring and use it from the next request on.
@@ -266,7 +280,7 @@ class Session:
                     except SourceError as error:
                         error.source = error.source or name
                         self._tell_router(name, error, turn)
-                        if turn.parts or error.kind not in FALLBACK_KINDS or index + 1 == len(candidates):
+                        if turn.streamed or error.kind not in FALLBACK_KINDS or index + 1 == len(candidates):
                             self._failed(turn, self._boundary(turn, name, error))
                             break
                         turn.errors.append(error)
@@ -274,7 +288,7 @@ class Session:
                         yield Fallback(turn, name, error, candidates[index + 1])
                         continue
                     self._tell_router(name, None, turn)
-                    turn.status = "complete"
+                    turn.settle()
                     break
         except (asyncio.CancelledError, GeneratorExit):
             turn.status = "cancelled"
@@ -307,7 +321,7 @@ class Session:
 
     def _boundary(self, turn: Turn, name: str, error: SourceError) -> SourceError:
         """A sensitive prompt that no local source answered says that nothing went anywhere else."""
-        if turn.route is None or turn.route.task != "sensitive" or turn.parts:
+        if turn.route is None or turn.route.task != "sensitive" or turn.streamed:
             return error
         return SourceError(
             error.kind,
@@ -320,10 +334,11 @@ class Session:
     def _failed(self, turn: Turn, error: SourceError) -> None:
         turn.error = error
         turn.errors.append(error)
-        turn.status = "cut" if error.kind == ErrorKind.CUT or turn.parts else "error"
+        turn.status = "cut" if error.kind == ErrorKind.CUT or turn.streamed else "error"
 
     def _tell_router(self, name: str, error: SourceError | None, turn: Turn) -> None:
-        """Feed the router's health (cool-down) and, after a good reply, its latency statistics."""
+        """Feed the router's health (cool-down) and, after a stream that ended normally (a truncated or
+        empty reply too: the source did its job), its latency statistics."""
         record = getattr(self.router, "record", None)
         if record is not None:
             record(name, error is None, error.kind if error else None,
@@ -345,40 +360,49 @@ class Session:
             turn.meter.done(time.perf_counter())
         if self.recorder:
             self.recorder.end(turn)
-        if turn.options.remember and turn.parts:
+        if turn.options.remember and turn.answered:  # the answer only: reasoning is never sent back
             self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
 
     async def _attempt(self, turn: Turn, messages: list[dict[str, str]],
-                       max_tokens: int | None) -> AsyncGenerator[TextDelta | Usage | Progress, None]:
+                       max_tokens: int | None) -> AsyncGenerator[ReasoningDelta | TextDelta | Usage | Progress, None]:
         """One source's stream: the meter and the recorder are fed here, the events passed on."""
         next_record = time.perf_counter() + RECORD_EVERY_S
         next_progress = 0.0
         recorder = self.recorder
         meter: Meter | None = None
-        stream = self.source(turn.source or "").stream(messages, model=turn.options.model, max_tokens=max_tokens)
+        stream = self.source(turn.source or "").stream(messages, model=turn.options.model, max_tokens=max_tokens,
+                                                       think=turn.options.think)
         async with aclosing(stream):
             async for event in stream:
                 if type(event) is TextDelta:
+                    assert meter is not None
                     turn.parts.append(event.text)
-                    assert meter is not None
                     meter.text(event.t)
-                    yield event
-                    if event.t >= next_progress:
-                        next_progress = event.t + PROGRESS_EVERY_S
-                        yield Progress(turn, meter.reading(event.t))
-                    if recorder and event.t >= next_record:
-                        recorder.progress(turn)
-                        next_record = event.t + RECORD_EVERY_S
-                elif type(event) is Sent:
-                    turn.meter = meter = Meter(event.t)
-                elif type(event) is Usage:
+                elif type(event) is ReasoningDelta:
                     assert meter is not None
-                    meter.usage(event.output_tokens, event.input_tokens, event.server_eval_count, event.server_eval_ns)
-                    yield event
-                elif type(event) is Done:
-                    assert meter is not None
-                    meter.done(event.t)
-                    turn.finish_reason = event.reason
+                    turn.reasoning_parts.append(event.text)
+                    meter.reasoning(event.t)
+                else:
+                    if type(event) is Sent:
+                        turn.meter = meter = Meter(event.t)
+                    elif type(event) is Usage:
+                        assert meter is not None
+                        meter.usage(event.output_tokens, event.input_tokens, event.server_eval_count,
+                                    event.server_eval_ns, reasoning_tokens=event.reasoning_tokens,
+                                    server_tps=event.server_tps)
+                        yield event
+                    elif type(event) is Done:
+                        assert meter is not None
+                        meter.done(event.t)
+                        turn.finish_reason = event.reason
+                    continue
+                yield event
+                if event.t >= next_progress:
+                    next_progress = event.t + PROGRESS_EVERY_S
+                    yield Progress(turn, meter.reading(event.t))
+                if recorder and event.t >= next_record:
+                    recorder.progress(turn)
+                    next_record = event.t + RECORD_EVERY_S
 
     async def aclose(self) -> None:
         for source in self._sources.values():

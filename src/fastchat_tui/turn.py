@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from fastchat_tui.attachment import Attachment
-from fastchat_tui.meter import Meter, Reading
+from fastchat_tui.meter import Meter, Reading, tokens_text
 from fastchat_tui.routing import Route
 from fastchat_tui.sources.base import SourceError
 
@@ -32,6 +32,14 @@ class SendOptions:
     """A route decided before (a retry): routing is skipped, the context check is not."""
     remember: bool = True
     """Add the exchange to the conversation's context when it produced text."""
+    think: bool | str | None = None
+    """Reasoning control for this request (``True``/``False``/``"low"``…); ``None``: the source's configured one."""
+
+
+ENDED = ("complete", "truncated", "empty", "cut", "error", "cancelled")
+"""Every status a turn can end with."""
+ENDED_NORMALLY = ("complete", "truncated", "empty")
+"""The stream ended as the server meant it to (a successful attempt), whether or not it answered."""
 
 
 @dataclass(slots=True)
@@ -44,8 +52,15 @@ class Turn:
     source: str | None = None
     model: str | None = None
     parts: list[str] = field(default_factory=list)
+    """The answer's pieces; never reasoning."""
+    reasoning_parts: list[str] = field(default_factory=list)
+    """The reasoning's pieces, kept apart: shown and saved, never sent back as context."""
     status: str = "pending"
-    """pending, streaming, then complete, cut, error or cancelled."""
+    """pending, streaming, then one of :data:`ENDED`: complete (a natural stop with an answer), truncated
+    (cut at the token limit), empty (ended normally without answer text), cut, error or cancelled."""
+    end_note: str | None = None
+    """Why a reply that ended normally is not a plain answer, in words ("cut at the token limit (512 tokens)",
+    "no answer: all 512 tokens went to reasoning"); ``None`` for a plain answer and for failures (see ``error``)."""
     error: SourceError | None = None
     """Why the reply did not complete (the last attempt's error)."""
     errors: list[SourceError] = field(default_factory=list)
@@ -55,18 +70,66 @@ class Turn:
     fallback_reason: str | None = None
     started_at: float = field(default_factory=time.time)
     finish_reason: str | None = None
+    """The server's finish/done reason, verbatim ("stop", "length", "tool_calls", "load", ...)."""
 
     @property
     def text(self) -> str:
         return "".join(self.parts)
 
     @property
+    def reasoning(self) -> str:
+        return "".join(self.reasoning_parts)
+
+    @property
+    def answered(self) -> bool:
+        """Some answer text arrived (whitespace alone is no answer)."""
+        return any(part.strip() for part in self.parts)
+
+    @property
+    def streamed(self) -> bool:
+        """Some output of either kind arrived: past this point a failure is a cut, not a fallback."""
+        return bool(self.parts or self.reasoning_parts)
+
+    @property
     def ended(self) -> bool:
-        return self.status in ("complete", "cut", "error", "cancelled")
+        return self.status in ENDED
 
     def reading(self) -> Reading | None:
         return self.meter.reading(time.perf_counter()) if self.meter else None
 
+    def settle(self) -> None:
+        """The stream ended normally: set ``status`` and ``end_note`` from the finish reason, the answer and the meter."""
+        self.status, self.end_note = _ending(self.finish_reason, self.answered, self.reading())
+
     def failed_with(self, *kinds: str) -> SourceError | None:
         """The first failed attempt whose error is of one of ``kinds`` (e.g. ``"auth"``), if any."""
         return next((error for error in self.errors if error.kind in kinds), None)
+
+
+def _ending(reason: str | None, answered: bool, reading: Reading | None) -> tuple[str, str | None]:
+    """The status and note of a stream that ended normally; the one place these words are written."""
+    tokens = tokens_text(reading.output_tokens, reading.tokens_exact) if reading else "0 tokens"
+    reasoned = bool(reading and reading.reasoning_tokens)
+    if reason == "length":
+        if answered:
+            return "truncated", f"cut at the token limit ({tokens})"
+        if reasoned:
+            return "truncated", f"cut at the token limit: all {tokens} went to reasoning"
+        return "truncated", f"cut at the token limit ({tokens}) before any text"
+    if not answered:
+        if reason == "tool_calls":
+            why = "the model asked for tool calls, which fastchat does not run"
+        elif reason == "load":
+            why = "the model was only loaded (done_reason load)"
+        elif reason == "content_filter":
+            why = "the provider's content filter stopped it"
+        elif reasoned:
+            why = f"all {tokens} went to reasoning"
+        else:
+            why = "the server sent no text"
+        return "empty", f"no answer: {why}"
+    if reason == "tool_calls":
+        return "complete", "the model also asked for tool calls, which fastchat does not run"
+    if reason == "content_filter":
+        return "complete", "stopped by the provider's content filter"
+    return "complete", None

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from fastchat_tui.turn import Turn
+from fastchat_tui.turn import ENDED_NORMALLY, Turn
 
 #: The per-request figures summarised for each source, all straight from :class:`~fastchat_tui.meter.Reading`.
 FIGURES = ("ttft_s", "decode_tps", "e2e_tps", "total_s", "output_tokens", "server_tps")
@@ -25,7 +25,7 @@ class Run:
     source: str
     round: int  # 0-based measured round; -1 for the warm-up
     slot: int  # position in a concurrent batch (0 without concurrency)
-    status: str  # complete | error | cut | cancelled
+    status: str  # a turn status: complete | truncated | empty | error | cut | cancelled
     model: str | None = None
     error_kind: str | None = None
     error_message: str | None = None
@@ -41,7 +41,8 @@ class Run:
 
     @property
     def ok(self) -> bool:
-        return self.status == "complete"
+        """The stream ended normally and streamed output: measured, even if cut at the token limit or all reasoning."""
+        return self.status in ENDED_NORMALLY and self.ttft_s is not None
 
     @property
     def warmup(self) -> bool:
@@ -51,14 +52,14 @@ class Run:
     def from_turn(cls, source: str, round_: int, slot: int, turn: Turn) -> Run:
         reading = turn.reading()
         run = cls(source=source, round=round_, slot=slot, status=turn.status, model=turn.model)
-        if turn.error is not None:
-            run.error_kind, run.error_message = str(turn.error.kind), turn.error.message
-        elif turn.status != "complete":
-            run.error_kind = turn.status
         if reading is not None:
             run.ttft_s, run.decode_tps, run.e2e_tps = reading.ttft_s, reading.decode_tps, reading.e2e_tps
             run.total_s, run.output_tokens, run.tokens_exact = reading.total_s, reading.output_tokens, reading.tokens_exact
             run.server_tps = reading.server_tps
+        if turn.error is not None:
+            run.error_kind, run.error_message = str(turn.error.kind), turn.error.message
+        elif not run.ok:
+            run.error_kind = turn.status
         if turn.meter is not None:
             run.t_send, run.t_done = turn.meter.t_send, turn.meter.t_done
         return run

@@ -1,9 +1,14 @@
-"""``fastchat ask``: one prompt, the reply streamed to stdout, the meter on stderr."""
+"""``fastchat ask``: one prompt, the answer streamed to stdout, the reasoning (if shown) and the meter on stderr.
+
+Exit codes: 0 for an answer (also one cut at the token limit), 1 for no answer, a cut stream or an error,
+2 for a usage or config error, 130 when cancelled.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 import time
@@ -12,13 +17,14 @@ from typing import TYPE_CHECKING, TextIO
 
 from fastchat_tui.commands.common import CommandError, load_config, warn
 from fastchat_tui.meter import reply_line
-from fastchat_tui.sources.base import TextDelta
+from fastchat_tui.sources.base import ReasoningDelta, TextDelta
 
 if TYPE_CHECKING:
     from fastchat_tui.session import Session
     from fastchat_tui.turn import SendOptions, Turn
 
 FLUSH_EVERY_S = 0.03
+DIM, UNDIM = "\x1b[2m", "\x1b[22m"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +33,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-s", "--source", help="source name, or 'auto' (default: the config's default_source)")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
     parser.add_argument("--max-tokens", type=int, help="cap the reply length")
+    add_reasoning_option(parser)
     parser.set_defaults(run=run)
+
+
+def add_reasoning_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--reasoning", choices=("show", "hide"),
+                        help="write the model's reasoning to stderr, never to stdout (default: show when stderr "
+                             "is a terminal)")
+
+
+def shows_reasoning(args: argparse.Namespace) -> bool:
+    """``--reasoning``, else whether stderr is a terminal."""
+    return args.reasoning == "show" if args.reasoning else sys.stderr.isatty()
 
 
 def read_prompt(words: list[str], stdin: TextIO) -> str:
@@ -49,14 +67,17 @@ def run(args: argparse.Namespace) -> int:
     from fastchat_tui.turn import SendOptions
 
     session = Session.open(config, on_problem=warn)
-    return stream_reply(session, prompt, SendOptions(source=args.source, max_tokens=args.max_tokens), as_json=args.json)
+    options = SendOptions(source=args.source, max_tokens=args.max_tokens)
+    return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args))
 
 
-def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json: bool) -> int:
-    """Send ``prompt``, stream the reply to stdout as it comes, report the end; returns the exit code."""
+def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json: bool, reasoning: bool) -> int:
+    """Send ``prompt``, stream the answer to stdout (and, with ``reasoning``, the reasoning to stderr) as it
+    comes, report the end; returns the exit code."""
     from fastchat_tui.events import Finished, Routed
 
     writer = _Writer(sys.stdout, quiet=as_json)
+    thinking = _Writer(sys.stderr, quiet=not reasoning, dim=True)
     seen: list[Turn] = []
 
     async def main() -> None:
@@ -64,17 +85,20 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
             async with aclosing(session.stream(prompt, options)) as events:
                 async for event in events:
                     if type(event) is TextDelta:
+                        if not writer.wrote:
+                            thinking.end_line()  # the answer starts below the reasoning
                         writer.write(event.text)
+                    elif type(event) is ReasoningDelta:
+                        thinking.write(event.text)
                     elif type(event) is Routed or type(event) is Finished:
                         seen[:] = [event.turn]
         finally:
             writer.flush()
+            thinking.end_line()
             await session.aclose()
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
     return report(seen[-1] if seen else None, as_json, writer)
 
 
@@ -82,21 +106,26 @@ def report(turn: Turn | None, as_json: bool, writer: _Writer) -> int:
     """Print the end of a reply (newline, meter line or JSON) and return the exit code."""
     if turn is None:
         if as_json:
-            print(json.dumps({"status": "cancelled", "error": None, "text": ""}))
+            print(json.dumps({"status": "cancelled", "error": None, "text": "", "reasoning": ""}))
         return 130
     if turn.status in ("pending", "streaming"):  # interrupted before the session could mark it
         turn.status = "cancelled"
     if as_json:
         print(json.dumps(turn_json(turn), ensure_ascii=False))
     else:
-        if writer.wrote and not writer.ended_with_newline:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-        print(reply_line(turn.source, turn.model, turn.reading(), turn.status,
+        writer.end_line()
+        print(reply_line(turn.source, turn.model, turn.reading(), turn.status, note=turn.end_note,
                          fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason), file=sys.stderr)
         if turn.error:
             print(f"fastchat: {turn.error.kind}: {turn.error.message}", file=sys.stderr)
-    return {"complete": 0, "cancelled": 130}.get(turn.status, 1)
+    return exit_code(turn)
+
+
+def exit_code(turn: Turn) -> int:
+    """0 for an answer (one cut at the token limit too), 130 when cancelled, else 1 (no answer, cut, error)."""
+    if turn.status == "complete" or (turn.status == "truncated" and turn.answered):
+        return 0
+    return 130 if turn.status == "cancelled" else 1
 
 
 def turn_json(turn: Turn) -> dict[str, object]:
@@ -114,24 +143,31 @@ def turn_json(turn: Turn) -> dict[str, object]:
         "fallback_from": turn.fallback_from,
         "fallback_reason": turn.fallback_reason,
         "ttft_ms": rounded(reading.ttft_s if reading else None, 1000.0),
+        "time_to_answer_ms": rounded(reading.time_to_answer_s if reading else None, 1000.0),
         "decode_tps": rounded(reading.decode_tps if reading else None),
         "e2e_tps": rounded(reading.e2e_tps if reading else None),
         "server_tps": rounded(reading.server_tps if reading else None),
         "output_tokens": reading.output_tokens if reading else 0,
         "tokens_exact": reading.tokens_exact if reading else False,
+        "reasoning_tokens": reading.reasoning_tokens if reading else None,
+        "reasoning_tokens_exact": reading.reasoning_exact if reading else False,
         "total_s": rounded(reading.total_s if reading else None, digits=3),
-        "status": turn.status if turn.status in ("complete", "cancelled") else "error",
+        "status": turn.status,
+        "finish_reason": turn.finish_reason,
+        "end_note": turn.end_note,
         "error": turn.error.as_dict() if turn.error else None,
         "text": turn.text,
+        "reasoning": turn.reasoning,
     }
 
 
 class _Writer:
-    """Writes reply text as it arrives, flushing at most every few milliseconds."""
+    """Writes reply text as it arrives, flushing at most every few milliseconds; ``dim`` dims it on a terminal."""
 
-    def __init__(self, stream: TextIO, quiet: bool) -> None:
+    def __init__(self, stream: TextIO, quiet: bool, dim: bool = False) -> None:
         self.stream, self.quiet = stream, quiet
         self.live = stream.isatty()
+        self.dim = dim and self.live
         self.wrote = False
         self.ended_with_newline = True
         self._next_flush = 0.0
@@ -139,7 +175,7 @@ class _Writer:
     def write(self, text: str) -> None:
         if self.quiet:
             return
-        self.stream.write(text)
+        self.stream.write(f"{DIM}{text}{UNDIM}" if self.dim else text)
         self.wrote = True
         self.ended_with_newline = text.endswith("\n")
         now = time.perf_counter()
@@ -150,3 +186,10 @@ class _Writer:
     def flush(self) -> None:
         if not self.quiet:
             self.stream.flush()
+
+    def end_line(self) -> None:
+        """End the last line written, so what follows starts on its own line."""
+        if self.wrote and not self.ended_with_newline:
+            self.stream.write("\n")
+            self.ended_with_newline = True
+        self.flush()

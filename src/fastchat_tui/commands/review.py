@@ -6,22 +6,23 @@
 On a terminal the chat opens with the inputs attached and the review streaming, and the
 conversation goes on from there (the keyboard is read from the terminal even when the input
 came through a pipe). When stdout is not a terminal (``> review.md``, CI) the review is
-printed as Markdown while it streams, with the meter line on stderr; ``--json`` prints one
-JSON object as ``fastchat ask --json`` does.
+printed as Markdown while it streams, with the meter line (and, with ``--reasoning show``, the
+model's reasoning) on stderr; ``--json`` prints one JSON object as ``fastchat ask --json`` does.
 
-Exit codes: 0 done, 1 input or source error, 2 usage, 130 interrupted (partial output kept).
+Exit codes: 0 done (also when cut at the token limit), 1 input or source error or no review,
+2 usage, 130 interrupted (partial output kept).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from fastchat_tui.commands.common import CommandError, fail, load_config, warn
+from fastchat_tui.commands.ask import add_reasoning_option, shows_reasoning, stream_reply
+from fastchat_tui.commands.common import CommandError, attach_keyboard, fail, load_config, warn
 
 if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
@@ -39,13 +40,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("files", nargs="*", metavar="FILE", help="files to review; '-' reads stdin (the default when stdin is a pipe)")
-    parser.add_argument("-m", "--message", metavar="TEXT", help="what the review should focus on, e.g. \"focus on security\"")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="files to review; '-' reads stdin (the default when stdin is a pipe)")
+    parser.add_argument("-m", "--message", metavar="TEXT",
+                        help="what the review should focus on, e.g. \"focus on security\"")
     parser.add_argument("-s", "--source", help="source name, or 'auto' (default: the router's choice for reviews)")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
     parser.add_argument("--plain", action="store_true", help="print Markdown to stdout even when it is a terminal (no chat)")
-    parser.add_argument("--max-lines", type=int, metavar="N", help="send only the first N lines of each input (the prompt says so)")
+    parser.add_argument("--max-lines", type=int, metavar="N",
+                        help="send only the first N lines of each input (the prompt says so)")
     parser.add_argument("--max-tokens", type=int, help="cap the reply length")
+    add_reasoning_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -75,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         if attachment.warning:
             fail(f"warning: {attachment.warning}")
         if attachment.total_lines:
-            fail(f"note: {attachment.name}: sending the first {attachment.lines:,} of {attachment.total_lines:,} lines (--max-lines)")
+            fail(f"note: {attachment.name}: sending the first {attachment.lines:,} of {attachment.total_lines:,} lines"
+                 " (--max-lines)")
 
     prompt = review.build_prompt(attachments, args.message)
     from fastchat_tui.session import Session
@@ -93,37 +99,13 @@ def run(args: argparse.Namespace) -> int:
             return _run_tui(config, session, attachments, prompt, review.shown_request(attachments, args.message), options)
         fail("warning: no terminal to read the keyboard from (/dev/tty); printing the review instead")
 
-    from fastchat_tui.commands.ask import stream_reply
-
-    return stream_reply(session, prompt, options, as_json=args.json)
+    return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args))
 
 
 def _read_stdin() -> bytes:
     if sys.stdin is None:
         return b""
     return sys.stdin.buffer.read()
-
-
-def attach_keyboard() -> bool:
-    """Make fd 0 the terminal again after the input came through a pipe; ``False`` if there is none.
-
-    Textual's Linux driver reads keys from ``sys.__stdin__.fileno()`` (fd 0) and puts that
-    descriptor in raw mode, so the controlling terminal (``/dev/tty``) is duplicated onto
-    fd 0 once the pipe has been read to its end.
-    """
-    if sys.__stdin__ is not None and sys.__stdin__.isatty():
-        return True
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        os.dup2(fd, 0)
-    finally:
-        os.close(fd)
-    if sys.__stdin__ is None:  # fd 0 was closed at start: give Python a stdin object for it
-        sys.stdin = sys.__stdin__ = open(0, closefd=False)  # noqa: SIM115
-    return True
 
 
 def _run_tui(config: Config, session: Session, attachments: Sequence[Attachment], prompt: str, label: str,

@@ -29,7 +29,7 @@ from typing import Self, TypeVar
 from fastchat_tui.config import data_dir
 
 DB_NAME = "history.db"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 10.0
 STALE_STREAM_S = 6 * 3600
 INTERRUPTED = "interrupted"
@@ -135,6 +135,21 @@ MIGRATIONS: list[str] = [
         summary         TEXT NOT NULL
     );
     CREATE INDEX IF NOT EXISTS bench_runs_source_time ON bench_runs (source, started_at);
+    """,
+    # 4: reasoning models. The reasoning is kept apart from the answer (messages.content stays the
+    # answer, which is what goes back as context), with its token count and the time to the answer;
+    # end_note says why a reply that ended normally is not a plain answer. Earlier replies cut at
+    # the token limit, or without any text, were saved as complete: they get their honest status.
+    """
+    ALTER TABLE replies ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+    ALTER TABLE replies ADD COLUMN reasoning_tokens INTEGER;
+    ALTER TABLE replies ADD COLUMN reasoning_exact INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE replies ADD COLUMN time_to_answer_s REAL;
+    ALTER TABLE replies ADD COLUMN end_note TEXT;
+    UPDATE replies SET status = 'truncated', end_note = 'cut at the token limit'
+        WHERE status = 'complete' AND finish_reason = 'length';
+    UPDATE replies SET status = 'empty', end_note = 'no answer'
+        WHERE status = 'complete' AND message_id IN (SELECT id FROM messages WHERE trim(content, char(32, 9, 10, 13)) = '');
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -24,9 +24,9 @@ from fastchat_tui.store.recorder import ChatRecorder
 _REPLY_COLUMNS = (
     "source, model, task, route_reason, fallback_from, fallback_reason, status, error_kind, error_message, "
     "finish_reason, ttft_s, decode_tps, e2e_tps, server_tps, total_s, output_tokens, tokens_exact, input_tokens, "
-    "cost_usd, started_at, ended_at"
+    "cost_usd, started_at, ended_at, reasoning_tokens, reasoning_exact, time_to_answer_s, end_note"
 )
-_MESSAGE_COLUMNS = ("m.id, m.chat_id, m.role, m.content, m.created_at, r.message_id, "
+_MESSAGE_COLUMNS = ("m.id, m.chat_id, m.role, m.content, m.created_at, r.reasoning, r.message_id, "
                     + ", ".join(f"r.{name.strip()}" for name in _REPLY_COLUMNS.split(",")))
 _BENCH_COLUMNS = (
     "bench_id, started_at, source, model, repeat, max_tokens, concurrency, requests, ok, failures,"
@@ -142,7 +142,7 @@ class Store(Database):
             after = rows[-1][0]
 
     def context(self, chat_id: int) -> list[dict[str, str]]:
-        """The chat as the model sees it: each prompt with its reply, for replies that have text.
+        """The chat as the model sees it: each prompt with its answer, for replies that have one (never reasoning).
 
         Raises :class:`StoreError` when there is no chat ``chat_id``.
         """
@@ -222,10 +222,11 @@ class Store(Database):
         return float(self._read(lambda c: c.execute(sql, (source, start, end)).fetchone()[0]))
 
     def latency_stats(self, source: str, limit: int = 50) -> LatencyStats:
-        """Median TTFT and decode rate over ``source``'s last ``limit`` complete replies (``samples`` of them)."""
+        """Median TTFT and decode rate over ``source``'s last ``limit`` replies that ended normally with some
+        output (``samples`` of them): cut at the token limit or all reasoning, the stream was still measured whole."""
         sql = (
-            "SELECT ttft_s, decode_tps FROM replies WHERE source = ? AND status = 'complete'"
-            " ORDER BY started_at DESC LIMIT ?"
+            "SELECT ttft_s, decode_tps FROM replies WHERE source = ? AND status IN ('complete', 'truncated', 'empty')"
+            " AND ttft_s IS NOT NULL ORDER BY started_at DESC LIMIT ?"
         )
         rows = self._read(lambda c: c.execute(sql, (source, limit)).fetchall())
         ttfts = [row[0] for row in rows if row[0] is not None]
@@ -336,13 +337,14 @@ def _chat_row(c: sqlite3.Connection, chat_id: int) -> tuple[int, str, float, flo
 
 
 def _message(row: Sequence[Any]) -> StoredMessage:
-    """A row of :data:`_MESSAGE_COLUMNS`: the message, then its reply's figures if it has a reply."""
-    return StoredMessage(row[0], row[1], row[2], row[3], row[4], _reply(row[6:]) if row[5] is not None else None)
+    """A row of :data:`_MESSAGE_COLUMNS`: the message and its reasoning, then its reply's figures if it has a reply."""
+    reply = _reply(row[7:]) if row[6] is not None else None
+    return StoredMessage(row[0], row[1], row[2], row[3], row[4], reply, row[5] or "")
 
 
 def _reply(row: Sequence[Any]) -> ReplyInfo:
     values = list(row)
-    values[16] = bool(values[16])
+    values[16], values[22] = bool(values[16]), bool(values[22])
     return ReplyInfo(*values)
 
 

@@ -53,9 +53,15 @@ class ReplyInfo:
     cost_usd: float | None
     started_at: float
     ended_at: float | None
+    reasoning_tokens: int | None = None
+    reasoning_exact: bool = False
+    time_to_answer_s: float | None = None
+    end_note: str | None = None
+    """How a reply that ended normally fell short of a plain answer, as it was shown (see ``Turn.end_note``)."""
 
     @property
     def incomplete(self) -> bool:
+        """Anything but a plain answer: truncated, empty, cut, error or cancelled."""
         return self.status != "complete"
 
     def reading(self) -> Reading:
@@ -69,14 +75,17 @@ class ReplyInfo:
             total_s=self.total_s,
             server_tps=self.server_tps,
             input_tokens=self.input_tokens,
+            time_to_answer_s=self.time_to_answer_s,
+            reasoning_tokens=self.reasoning_tokens,
+            reasoning_exact=self.reasoning_exact,
         )
 
     def line(self) -> str:
-        """``source · model · route: … · TTFT … · tok/s · tokens · s · $ · status``: the meter line of a past reply."""
+        """``source · model · route: … · TTFT … · tok/s · tokens · s · $ · how it ended``: the meter line of a past reply."""
         status = f"{self.status} ({self.error_kind})" if self.error_kind else self.status
-        return reply_line(self.source, self.model, self.reading(), status, fallback_from=self.fallback_from,
-                          fallback_reason=self.fallback_reason, route_reason=self.route_reason,
-                          extra=money(self.cost_usd) if self.cost_usd is not None else None)
+        return reply_line(self.source, self.model, self.reading(), status, note=self.end_note,
+                          fallback_from=self.fallback_from, fallback_reason=self.fallback_reason,
+                          route_reason=self.route_reason, extra=money(self.cost_usd) if self.cost_usd is not None else None)
 
     def as_dict(self) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in self.__slots__}
@@ -93,12 +102,15 @@ class StoredMessage:
     content: str
     created_at: float
     reply: ReplyInfo | None = None
+    reasoning: str = ""
+    """An assistant message's reasoning, kept apart from ``content`` (the answer, which is the context)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "role": self.role,
             "content": self.content,
+            "reasoning": self.reasoning,
             "created_at": iso(self.created_at),
             "reply": self.reply.as_dict() if self.reply else None,
         }

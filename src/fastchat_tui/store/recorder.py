@@ -2,8 +2,9 @@
 
 A reply is written when it begins, at every ``progress`` call (the session makes one at
 least once a second) and when it ends, so a process that dies mid-reply loses at most
-the last second. API keys never reach the file: text passes through
-:func:`fastchat_tui.keys.redact` first.
+the last second. The answer is the assistant message's content (what goes back as context);
+the reasoning is kept beside it on the reply row. API keys never reach the file: text
+passes through :func:`fastchat_tui.keys.redact` first.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from fastchat_tui.keys import redact
 from fastchat_tui.meter import Reading
 from fastchat_tui.pricing import cost
 from fastchat_tui.store.db import StoreError
+from fastchat_tui.turn import ENDED
 
 TITLE_CHARS = 60
 
@@ -48,6 +50,8 @@ class RecordedTurn(Protocol):
     @property
     def text(self) -> str: ...
     @property
+    def reasoning(self) -> str: ...
+    @property
     def source(self) -> str | None: ...
     @property
     def model(self) -> str | None: ...
@@ -63,6 +67,8 @@ class RecordedTurn(Protocol):
     def error(self) -> _Error | None: ...
     @property
     def finish_reason(self) -> str | None: ...
+    @property
+    def end_note(self) -> str | None: ...
     @property
     def started_at(self) -> float: ...
     def reading(self) -> Reading | None: ...
@@ -172,7 +178,7 @@ class ChatRecorder(Generic[S]):
         reading = turn.reading()
         text = redact(turn.text)
         status = turn.status if final else "streaming"
-        if final and status not in ("complete", "cancelled", "error", "cut"):
+        if final and status not in ENDED:  # a turn the session could not finish is saved as an error
             status = "error"
         error = turn.error
         route = turn.route
@@ -184,7 +190,8 @@ class ChatRecorder(Generic[S]):
             "UPDATE replies SET source = ?, model = ?, task = ?, route_reason = ?, fallback_from = ?, fallback_reason = ?,"
             " status = ?, error_kind = ?, error_message = ?, finish_reason = ?, ttft_s = ?, decode_tps = ?, e2e_tps = ?,"
             " server_tps = ?, total_s = ?, output_tokens = ?, tokens_exact = ?, input_tokens = ?, cost_usd = ?,"
-            " updated_at = ?, ended_at = ?, writer_pid = ? WHERE message_id = ?",
+            " updated_at = ?, ended_at = ?, writer_pid = ?, reasoning = ?, reasoning_tokens = ?, reasoning_exact = ?,"
+            " time_to_answer_s = ?, end_note = ? WHERE message_id = ?",
             (
                 turn.source, turn.model, route.task if route else None, route.reason if route else None,
                 turn.fallback_from, redact(turn.fallback_reason) if turn.fallback_reason else None,
@@ -194,7 +201,10 @@ class ChatRecorder(Generic[S]):
                 reading.e2e_tps if reading else None, reading.server_tps if reading else None,
                 reading.total_s if reading else None, reading.output_tokens if reading else None,
                 int(reading.tokens_exact) if reading else 0, reading.input_tokens if reading else None,
-                spend, now, now if final else None, None if final else os.getpid(), message_id,
+                spend, now, now if final else None, None if final else os.getpid(),
+                redact(turn.reasoning), reading.reasoning_tokens if reading else None,
+                int(reading.reasoning_exact) if reading else 0, reading.time_to_answer_s if reading else None,
+                turn.end_note if final else None, message_id,
             ),
         )
         if final:
