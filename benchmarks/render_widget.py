@@ -33,9 +33,9 @@ import json
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from time import perf_counter, process_time
-from typing import Callable
 
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
@@ -44,9 +44,9 @@ from textual.widgets import Markdown
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import corpus  # noqa: E402
+import corpus
 
-from fastchat_tui.ui.widgets.chat_log import ChatLog  # noqa: E402
+from fastchat_tui.ui.chat_log import ChatLog
 
 SIZE = (120, 40)
 FRAME = 1 / 60

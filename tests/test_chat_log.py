@@ -11,11 +11,12 @@ from textual.geometry import Offset
 from textual.pilot import Pilot
 from textual.selection import SELECT_ALL, Selection
 
-from fastchat_tui.ui.markdown_blocks import BlockSplitter
-from fastchat_tui.ui.widgets.chat_log import CACHE_LINES, ChatLog
+from fastchat_tui.ui.chat_log import ChatLog
+from fastchat_tui.ui.chat_log.blocks import BlockSplitter
+from fastchat_tui.ui.chat_log.cache import CACHE_LINES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import corpus  # noqa: E402
+import corpus
 
 REPLY = (
     "# Plan\n\nFirst a **bold** paragraph with `code`.\n\n- alpha\n- beta\n\n"
@@ -135,6 +136,21 @@ async def test_finished_blocks_render_once_and_match_a_full_render() -> None:
         log.load([("assistant", text)], assistant_label="m")
         await drawn(pilot, log)
         assert transcript(log) == streamed
+
+
+async def test_an_html_comment_streams_as_a_whole_document_renders_it() -> None:
+    text = "<!--\n\nhidden note\n\n-->\nvisible"
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        for char in text:
+            reply.append(char)
+            await drawn(pilot, log)
+            assert not any("hidden" in line or "-->" in line for line in screen_lines(log))
+        reply.finish()
+        await drawn(pilot, log)
+        assert screen_lines(log)[:3] == ["m", "visible", ""]
 
 
 async def test_long_code_fence_streams_in_chunks() -> None:

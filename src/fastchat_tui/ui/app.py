@@ -28,7 +28,7 @@ from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import SourcePicker
 from fastchat_tui.ui.themes import load_themes
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
-from fastchat_tui.ui.widgets.chat_log import ChatLog, ReplyEntry, ReplyStatus
+from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
@@ -36,7 +36,12 @@ if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
 
 def _preimport() -> None:
-    """Import the source client packages and load the keyring backend off the event loop (~0.8 s together)."""
+    """Import the source client packages and load the keyring backend off the event loop (~0.8 s together).
+
+    Runs in a thread while the first screen draws; nothing that sends a request may start before it
+    ends (``FastchatApp._warmed``): the ``openai`` SDK looks ``httpx`` up in ``sys.modules`` and finds
+    it half-imported if the thread is still importing ``ollama`` at that moment.
+    """
     import ollama  # noqa: F401
     import openai  # noqa: F401
 
@@ -115,6 +120,7 @@ class FastchatApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._warmed = asyncio.ensure_future(asyncio.to_thread(_preimport))
         self.status.show(selected=self._selected_label())
         for warning in [*self._theme_warnings, *self._startup_warnings]:
             self.notify(warning, severity="warning", timeout=10)
@@ -150,7 +156,7 @@ class FastchatApp(App[None]):
     @work(group="probe", exclusive=True)
     async def probe_sources(self) -> None:
         """Check every source once (which also warms its connection); help if none answers."""
-        await asyncio.to_thread(_preimport)
+        await self._warmed
         names = list(self.config.sources)
         results = await asyncio.gather(*(self.session.source(name).probe() for name in names))
         self.probes = dict(zip(names, results))
@@ -177,6 +183,7 @@ class FastchatApp(App[None]):
         entry: ReplyEntry | None = None
         turn: Turn | None = None
         try:
+            await self._warmed  # never import the clients on the loop while the warm-up thread imports them
             async with aclosing(events):
                 async for event in events:
                     if isinstance(event, TextDelta):

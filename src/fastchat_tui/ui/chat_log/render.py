@@ -1,0 +1,143 @@
+"""Turning Markdown, code and plain text into the log's lines (strips).
+
+A `Renderer` holds what rendering at one width and one set of styles needs, so the
+log makes a new one when either changes and every entry rendered with an older one
+is known to be stale. Code is highlighted with Pygments lexers looked up once.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+from rich.console import Console, RenderableType
+from rich.style import Style
+from rich.syntax import Syntax, SyntaxTheme
+from rich.text import Text
+from rich.theme import Theme
+from textual.strip import Strip
+
+from fastchat_tui.ui.chat_log.blocks import Block
+from fastchat_tui.ui.chat_log.markdown import MARKDOWN_STYLES, ChatMarkdown
+
+__all__ = ["BLANK", "RenderStats", "Renderer", "warm_lexers"]
+
+BLANK = Strip([])
+"""An empty line."""
+
+_COMMON_LANGUAGES = ("python", "javascript", "typescript", "rust", "go", "bash", "json", "c", "cpp", "java", "?")
+
+
+@lru_cache(maxsize=64)
+def _lexer(info: str) -> Lexer | None:
+    """The Pygments lexer for a fence info string, if there is one."""
+    words = info.split(maxsplit=1)
+    name = words[0].strip("{}.").lower() if words else ""
+    if not name:
+        return None
+    try:
+        return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
+    except ClassNotFound:
+        return None
+
+
+def warm_lexers() -> None:
+    """Load common lexers (and the list of plugins, "?") before a stream needs them."""
+    for name in _COMMON_LANGUAGES:
+        _lexer(name)
+
+
+@lru_cache(maxsize=8)
+def _syntax_theme(name: str) -> SyntaxTheme:
+    return Syntax.get_theme(name)
+
+
+def _is_blank(strip: Strip) -> bool:
+    return not strip.text.strip() and not any(style is not None and style.bgcolor for _, style, _ in strip)
+
+
+@dataclass
+class RenderStats:
+    """Counters for tests, benchmarks and diagnostics."""
+
+    frames: int = 0
+    block_renders: int = 0
+    """Finished blocks rendered: once each, again after a re-wrap or a cache eviction."""
+    tail_renders: int = 0
+    frame_seconds: deque[float] = field(default_factory=lambda: deque(maxlen=4096))
+    """Processing time of recent frames."""
+
+
+class Renderer:
+    """Renders Markdown, code and plain text to strips at one width and theme."""
+
+    def __init__(self, console: Console, key: tuple, styles: dict[str, Style], code_theme: str, stats: RenderStats) -> None:
+        self.key = key
+        self.width: int = key[0]
+        self.styles = styles
+        self.stats = stats
+        self._console = console
+        self._options = console.options.update(width=self.width, height=None, highlight=False, markup=False)
+        self._theme = Theme({name: styles[component] for name, component in MARKDOWN_STYLES.items()})
+        self._syntax_theme = _syntax_theme(code_theme)
+        background = styles["chat-log--code-block"].bgcolor
+        self._code_background = None if background is None else background.name
+        self._code_padding = Strip.blank(self.width, Style(bgcolor=background))
+        self._code_block = partial(self.syntax, top=True, bottom=True)
+        """A finished code block, top-level or nested in the Markdown."""
+
+    def _strips(self, renderable: RenderableType) -> list[Strip]:
+        """Render to strips, without leading or trailing blank lines."""
+        with self._console.use_theme(self._theme):
+            lines = self._console.render_lines(renderable, self._options, pad=False)
+        strips = [Strip(line) for line in lines]
+        start, end = 0, len(strips)
+        while start < end and _is_blank(strips[start]):
+            start += 1
+        while end > start and _is_blank(strips[end - 1]):
+            end -= 1
+        return strips[start:end]
+
+    def syntax(self, code: str, info: str, *, top: bool, bottom: bool) -> Syntax:
+        """A highlighted code block; `top`/`bottom` choose its padding lines."""
+        return Syntax(
+            code,
+            _lexer(info) or "text",
+            theme=self._syntax_theme,
+            word_wrap=True,
+            padding=(int(top), 1, int(bottom), 1),
+            background_color=self._code_background,
+            tab_size=4,
+        )
+
+    def code(self, code: str, info: str, *, top: bool = True, bottom: bool = True) -> list[Strip]:
+        """Strips for code lines, with optional padding lines above and below."""
+        if not code:
+            return [self._code_padding] * (top + bottom)
+        return self._strips(self.syntax(code, info, top=top, bottom=bottom))
+
+    def block(self, block: Block) -> list[Strip]:
+        """Strips for a finished Markdown block."""
+        self.stats.block_renders += 1
+        if block.kind == "fence":
+            return self._strips(self._code_block(block.code, block.info))
+        return self.markdown(block.text + "\n", block.number)  # ends its last line, even a blank one
+
+    def markdown(self, text: str, number: int | None = None) -> list[Strip]:
+        """Strips for Markdown text; `number`: see `ChatMarkdown`."""
+        return self._strips(ChatMarkdown(text, self._code_block, number))
+
+    def text(self, text: str, component: str) -> list[Strip]:
+        """Plain wrapped text in a component style."""
+        content = Text(text, style=self.styles[component])
+        content.expand_tabs()
+        return [Strip(line) for line in self._console.render_lines(content, self._options, pad=False)]
+
+    def line(self, text: str, component: str) -> list[Strip]:
+        """One line of text in a component style, cut with an ellipsis if too long."""
+        content = Text(text, style=self.styles[component], no_wrap=True, overflow="ellipsis")
+        return [Strip(line) for line in self._console.render_lines(content, self._options, pad=False)[:1]]
