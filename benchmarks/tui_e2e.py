@@ -11,7 +11,8 @@ into ``fastchat`` running in a tmux pane and prints medians over several runs of
 
 It also times ``fastchat --version`` and ``fastchat ask`` (last token sent to the end of
 stdout), with the raw ``openai`` SDK's typed stream reading the same reply as a baseline in
-the same run (both timed by the marker's arrival on their stdout). Usage: ``python benchmarks/tui_e2e.py [--runs 3] [--rates 1500,5000,20000]``.
+the same run (both timed by the marker's arrival on their stdout).
+Usage: ``python benchmarks/tui_e2e.py [--runs 3] [--rates 1500,5000,20000]``.
 Needs tmux. Only loopback traffic.
 """
 
@@ -163,7 +164,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
-        pieces = corpus_tokens(args.tokens - 1) + [f"\n\n{MARKER}"]
+        pieces = [*corpus_tokens(args.tokens - 1), f"\n\n{MARKER}"]
         tokens_file = scratch / "reply.json"
         tokens_file.write_text(json.dumps(pieces))
         record = scratch / "record.jsonl"

@@ -38,7 +38,8 @@ def history(tmp_path: Path):
     with Store.open(tmp_path / "history.db") as store:
         recorder = store.recorder()
         ids = []
-        for prompt, reply in [("Tune SQLite WAL", "Use checkpoints"), ("東京の天気", "晴れです"), ("Rust lifetimes", "Borrowing rules")]:
+        chats = [("Tune SQLite WAL", "Use checkpoints"), ("東京の天気", "晴れです"), ("Rust lifetimes", "Borrowing rules")]
+        for prompt, reply in chats:
             recorder.chat_id = None
             record(recorder, stored_turn(prompt, reply))
             ids.append(recorder.chat_id)

@@ -10,6 +10,7 @@ keyring of whoever runs them. Each test uses its own service name and deletes wh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid
@@ -48,10 +49,8 @@ def service(monkeypatch):
     monkeypatch.setenv(keys.SERVICE_ENV, name)
     yield name
     for user in ("fast", "first", "second", "third", "cerebras"):
-        try:
+        with contextlib.suppress(keyring.errors.PasswordDeleteError):
             keyring.delete_password(name, user)
-        except keyring.errors.PasswordDeleteError:
-            pass
 
 
 def test_the_backend_is_the_secret_service():

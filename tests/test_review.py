@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from fastchat_tui import review
-from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.attachment import Attachment
+from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.context import InputTooLarge, check_fits, context_limit, estimate_tokens
 from fastchat_tui.diff import diff_files, looks_like_diff
 from fastchat_tui.review import (
@@ -123,7 +123,7 @@ def test_read_inputs_reads_stdin_once_and_names_unreadable_paths(tmp_path):
 def test_empty_input_is_refused():
     with pytest.raises(InputError, match="stdin is empty"):
         require_content([load_input(b"", "stdin")])
-    with pytest.raises(InputError, match="a.py, b.py are empty"):
+    with pytest.raises(InputError, match=r"a\.py, b\.py are empty"):
         require_content([load_input(b"\n", "a.py", "a.py"), load_input(b"  \n", "b.py", "b.py")])
     require_content([load_input(b"", "a.py", "a.py"), load_input(PY, "b.py", "b.py")])
 

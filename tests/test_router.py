@@ -404,14 +404,16 @@ class _TTY(io.StringIO):
         return True
 
 
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str], stdin: io.StringIO | None = None) -> tuple[int, str, str]:
+def run_cli(monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], argv: list[str], stdin: io.StringIO | None = None) -> tuple[int, str, str]:
     monkeypatch.setattr(sys, "stdin", stdin if stdin is not None else _TTY(""))
     code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def test_route_json_is_a_dry_run(cli_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_route_json_is_a_dry_run(cli_env: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(monkeypatch, capsys, ["route", "--json", "complete this function:", "def add(a, b):"])
     assert code == 0
     data = json.loads(out)
@@ -422,7 +424,8 @@ def test_route_json_is_a_dry_run(cli_env: Path, monkeypatch: pytest.MonkeyPatch,
     assert not (data_dir() / "history.db").exists()  # a dry run records nothing, not even an empty history file
 
 
-def test_route_text_output_and_piped_stdin(cli_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_route_text_output_and_piped_stdin(cli_env: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     diff = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
     code, out, _ = run_cli(monkeypatch, capsys, ["route", "what do you think?"], io.StringIO(diff))
     assert code == 0
@@ -430,7 +433,8 @@ def test_route_text_output_and_piped_stdin(cli_env: Path, monkeypatch: pytest.Mo
     assert "reason     review: unified diff in the prompt" in out
 
 
-def test_route_reads_files_like_review(cli_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_route_reads_files_like_review(cli_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     secret_file = tmp_path / "prod.env"
     secret_file.write_text("DEBUG=0\n", encoding="utf-8")
     code, out, _ = run_cli(monkeypatch, capsys, ["route", "--json", "-f", str(secret_file), "what does this configure?"])
@@ -440,13 +444,15 @@ def test_route_reads_files_like_review(cli_env: Path, tmp_path: Path, monkeypatc
     assert code == 2 and "no such file" in err
 
 
-def test_route_with_a_broken_router_config_exits_2(cli_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_route_with_a_broken_router_config_exits_2(cli_env: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     cli_env.write_text(CONFIG + '\n[router]\ncooldown_after = 0\n', encoding="utf-8")
     code, _, err = run_cli(monkeypatch, capsys, ["route", "hello"])
     assert code == 2 and "line 24" in err and "router.cooldown_after" in err
 
 
-def test_route_by_hand_shows_warnings(cli_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_route_by_hand_shows_warnings(cli_env: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(monkeypatch, capsys, ["-s", "fast", "route", "--json", f"my key {AWS_ID}"])
     data = json.loads(out)
     assert code == 0 and data["source"] == "fast" and data["reason"] == "chosen by hand"

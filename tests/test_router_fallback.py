@@ -115,7 +115,8 @@ async def test_sensitive_prompt_never_reaches_a_hosted_server_when_every_local_s
     _, fast, regular = servers
     clock = FakeClock()
     config = config_for(f"http://127.0.0.1:{closed_port()}", fast.url, regular.url)
-    config.sources["local2"] = SourceConfig("local2", "ollama", f"http://127.0.0.1:{closed_port()}", "m", tags=["local"], timeout_s=5)
+    dead = f"http://127.0.0.1:{closed_port()}"
+    config.sources["local2"] = SourceConfig("local2", "ollama", dead, "m", tags=["local"], timeout_s=5)
     session, router = session_for(config, clock)
     try:
         prompt = f"Why does boto3 reject my key {AWS_ID}?"

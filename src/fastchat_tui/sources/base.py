@@ -7,10 +7,10 @@ so the session, the meter, the store and the UI never see protocol details.
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from collections.abc import AsyncGenerator
-from typing import Protocol, Union
+from typing import Protocol
 
 
 @dataclass(slots=True)
@@ -61,7 +61,7 @@ class Done:
     reason: str | None = None
 
 
-Event = Union[Sent, TextDelta, ReasoningDelta, Usage, Done]
+Event = Sent | TextDelta | ReasoningDelta | Usage | Done
 
 
 class ErrorKind(StrEnum):

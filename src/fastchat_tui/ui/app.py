@@ -23,12 +23,12 @@ from fastchat_tui.router import fallback_text, status_text
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, Probe, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
+from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import SourcePicker
 from fastchat_tui.ui.themes import load_themes
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
-from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
@@ -108,7 +108,9 @@ class FastchatApp(App[None]):
             self._theme_warnings.append(f"theme '{config.theme}' not found; using fastchat-dark")
             self.theme = "fastchat-dark" if "fastchat-dark" in self.available_themes else "textual-dark"
         self.chat = ChatLog(id="chat")
-        self.prompt_input = PromptInput(id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line · F2 source · Esc cancel")
+        self.prompt_input = PromptInput(
+            id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line · F2 source · Esc cancel"
+        )
         self.status = StatusBar(id="status")
 
     def compose(self) -> ComposeResult:
@@ -339,7 +341,8 @@ class FastchatApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Switch source", "Pick the source (shows each model and whether it is reachable)", self.action_pick_source)
+        yield SystemCommand("Switch source", "Pick the source (shows each model and whether it is reachable)",
+                            self.action_pick_source)
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
         yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)
         yield bench_command(self)
