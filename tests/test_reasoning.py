@@ -282,7 +282,7 @@ async def test_history_keeps_reasoning_apart_and_shows_it_folded(ollama_server: 
 
 
 def ask(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str, *argv: str) -> tuple[int, str, str]:
-    config = Path(os.environ["FASTCHAT_CONFIG"])
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "fastchat" / "config.toml"  # where the isolated user's config lives
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'[sources.local]\nkind = "ollama"\nbase_url = "{url}"\nmodel = "{MODEL}"\n', encoding="utf-8")
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
