@@ -453,7 +453,11 @@ def test_route_with_a_broken_router_config_exits_2(cli_env: Path, monkeypatch: p
 
 def test_route_by_hand_shows_warnings(cli_env: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(monkeypatch, capsys, ["-s", "fast", "route", "--json", f"my key {AWS_ID}"])
+    code, out, err = run_cli(monkeypatch, capsys, ["-s", "fast", "route", "--json", f"my key {AWS_ID}"])
+    refused = json.loads(out)  # by hand, a sensitive prompt is refused for a source that is not private
+    assert code == 1 and refused["error"]["kind"] == "sensitive" and "AWS access key" in refused["reason"]
+    assert AWS_ID not in out + err and "--allow-sensitive" in err
+    code, out, _ = run_cli(monkeypatch, capsys, ["-s", "fast", "route", "--json", "--allow-sensitive", f"my key {AWS_ID}"])
     data = json.loads(out)
     assert code == 0 and data["source"] == "fast" and data["reason"] == "chosen by hand"
     assert data["warnings"] and AWS_ID not in json.dumps(data)

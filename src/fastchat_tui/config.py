@@ -7,6 +7,7 @@ file, the line and the key, so the CLI can print it and exit with code 2.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import re
 import tomllib
@@ -14,6 +15,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
 
@@ -22,7 +24,7 @@ THINK_LEVELS = ("low", "medium", "high")
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
 TOP_KEYS = ("default_source", "theme", "system_prompt", "max_tokens", "sources", "router")
 SOURCE_KEYS = ("preset", "kind", "base_url", "model", "api_key_env", "tags", "context_tokens", "timeout_s",
-               "price_in", "price_out", "monthly_budget", "think")
+               "price_in", "price_out", "monthly_budget", "think", "private")
 
 
 class ConfigError(Exception):
@@ -56,10 +58,34 @@ class SourceConfig:
     monthly_budget: float | None = None  # USD per calendar month; the router skips the source past it
     think: bool | str | None = None
     """Reasoning control: ``True``/``False`` or an effort ``"low"``/``"medium"``/``"high"``; ``None``: the server's default."""
+    private: bool | None = None
+    """``true``: the user vouches that this host keeps data private (e.g. a machine on their own network);
+    ``false``: never send it sensitive prompts; ``None``: private when tagged local and on this machine."""
 
     @property
     def is_local(self) -> bool:
         return "local" in self.tags
+
+    @property
+    def is_private(self) -> bool:
+        """May a prompt that looks sensitive go here? Decided by where the source is, not by its tags alone:
+        a source tagged ``local`` at a loopback address, or one the user marked ``private = true``."""
+        if self.private is not None:
+            return self.private
+        return self.is_local and "hosted" not in self.tags and is_loopback_url(self.base_url)
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether ``url`` points at this machine: ``localhost``, a loopback address, or a Unix socket."""
+    if url.startswith(("unix:", "http+unix:")):
+        return True
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(slots=True)
@@ -298,7 +324,9 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         raise loc.error("missing 'model'", where, None)
     tags = _expect(loc, where, table, "tags", list, None)
     if tags is None:
-        tags = list(preset.tags) if preset else (["local", "private"] if kind == "ollama" else ["hosted"])
+        # an Ollama elsewhere is still near (local, for latency) but not private unless the user says so
+        tags = list(preset.tags) if preset else (
+            (["local", "private"] if is_loopback_url(base_url) else ["local"]) if kind == "ollama" else ["hosted"])
     if not all(isinstance(tag, str) for tag in tags):
         raise loc.error("must be a list of strings", where, "tags")
     context = _expect(loc, where, table, "context_tokens", int, preset.context_tokens if preset else None)
@@ -325,6 +353,7 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         timeout_s=timeout,
         preset=preset_name,
         think=think,
+        private=_expect(loc, where, table, "private", bool, None),
         **money,
     )
 

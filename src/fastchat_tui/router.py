@@ -54,7 +54,7 @@ class Router:
         self.ledger: Ledger = ledger if ledger is not None else MemoryLedger()
         self.clock = clock
         self.health: dict[str, Health] = {}
-        self._scanner = scanner_for(self.settings)
+        self.scanner = scanner_for(self.settings)
 
     @classmethod
     def from_config(cls, config: Config, *, ledger: Ledger | None = None, clock: Callable[[], float] = time.time) -> Router:
@@ -152,8 +152,8 @@ class Router:
         if name not in self.sources:
             raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{name}' (configured: {', '.join(self.sources)})")
         warnings = self._budget_warnings(name, self.clock())
-        finding = find_sensitive(request.prompt, request.attachments, request.history, self.settings, self._scanner)
-        if finding is not None and not self.sources[name].is_local:
+        finding = find_sensitive(request.prompt, request.attachments, request.history, self.settings, self.scanner)
+        if finding is not None and not self.sources[name].is_private:
             warnings.append(f"this prompt looks sensitive ({finding}) and {name} is not local")
         return _make_route(name, "chosen by hand", "chat", [], warnings)
 
@@ -168,7 +168,7 @@ class Router:
         """Classify, match a rule, drop what may not be used, and pick the fastest allowed source."""
         settings, now = self.settings, self.clock()
         task, why = classify(request.prompt, request.attachments, request.max_tokens, settings,
-                             history=request.history, hint=request.hint, scanner=self._scanner)
+                             history=request.history, hint=request.hint, scanner=self.scanner)
         size = len(request.prompt) + sum(len(a.text) for a in request.attachments)
         rule = next((r for r in settings.all_rules() if r.applies(task, request.prompt, size)), None)
         if rule is None:  # pragma: no cover - the default rules cover every task
@@ -179,19 +179,19 @@ class Router:
         notes: list[str] = []
         mentioned: set[str] = set()  # sources a note already names, with why
         if task == "sensitive":
-            hosted = [n for n in (*primary, *fallback) if not self.sources[n].is_local]
+            hosted = [n for n in (*primary, *fallback) if not self.sources[n].is_private]
             for name in hosted:
-                decision.skipped[name] = "not local"
-            primary = [n for n in primary if self.sources[n].is_local]
-            fallback = [n for n in fallback if self.sources[n].is_local]
+                decision.skipped[name] = "not private"
+            primary = [n for n in primary if self.sources[n].is_private]
+            fallback = [n for n in fallback if self.sources[n].is_private]
             if not primary and not fallback:
-                primary = [n for n, spec in self.sources.items() if spec.is_local]
+                primary = [n for n, spec in self.sources.items() if spec.is_private]
             if not primary and not fallback:
                 raise SourceError(
                     ErrorKind.NOT_FOUND,
-                    f"not sent: this prompt looks sensitive ({why}), so it may only go to a local source, "
-                    "and no source tagged 'local' is configured. Add a local source (e.g. Ollama) "
-                    "or remove the secret from the prompt.",
+                    f"not sent: this prompt looks sensitive ({why}), so it may only go to a private source "
+                    "(tagged 'local' on this machine, or marked private = true), and none is configured. "
+                    "Add a local source (e.g. Ollama) or remove the secret from the prompt.",
                 )
         # Over budget: skipped in auto mode (still selectable by hand).
         for name in [*primary, *fallback]:
@@ -238,7 +238,7 @@ class Router:
         if rule.origin != "default":
             notes.append(f"by {rule.origin}")
         for name, what in decision.skipped.items():
-            if what != "not local" and name not in mentioned:
+            if what != "not private" and name not in mentioned:
                 notes.append(f"skipped {name}: {what}")
         reason = " · ".join([f"{task}: {why}", *notes])
         decision.route = _make_route(chosen, reason, task, rest, self._budget_warnings(chosen, now))

@@ -122,9 +122,10 @@ def _rule(index: int, raw: dict[str, Any], loc: _RouterLocator, config: Config) 
         for key, selectors in (("source", source), ("fallbacks", fallbacks)):
             for selector in selectors:
                 spec = config.sources.get(selector)
-                if spec is not None and not spec.is_local:
+                if spec is not None and not spec.is_private:
                     raise error(key)(
-                        f"'{selector}' is not tagged 'local': sensitive prompts only ever go to local sources"
+                        f"'{selector}' is not tagged 'local' at a loopback address, nor marked private = true: "
+                        "sensitive prompts only ever go to private sources"
                     )
     match = None
     if "match" in raw:

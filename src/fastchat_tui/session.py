@@ -20,11 +20,13 @@ from typing import Protocol
 
 from fastchat_tui import context
 from fastchat_tui.attachment import Attachment
+from fastchat_tui.classify import DEFAULT_SETTINGS, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, SessionEvent
 from fastchat_tui.keys import lookup as keyring_then_env_key
 from fastchat_tui.meter import Meter
 from fastchat_tui.routing import Decision, MemoryLedger, Named, Request, Route
+from fastchat_tui.secrets_scan import Finding, Scanner
 from fastchat_tui.sources.base import (
     FALLBACK_KINDS,
     Done,
@@ -88,9 +90,12 @@ class Session:
         router: RouterLike = default_route,
         key_lookup: KeyLookup = keyring_then_env_key,
         recorder: Recorder | None = None,
+        scanner: Scanner | None = None,
     ) -> None:
+        """``scanner`` finds what looks sensitive (default: the built-in rules; ``open`` uses the ``[router]`` ones)."""
         self.config = config
         self.router = router
+        self.scanner = scanner or scanner_for(DEFAULT_SETTINGS)
         self.key_lookup = key_lookup
         self.recorder = recorder
         self.messages: list[dict[str, str]] = self._system()
@@ -113,7 +118,8 @@ class Session:
         recorder = default_recorder(config, on_problem=on_problem) if record else None
         store = recorder.store if recorder else (None if record else existing_history())
         ledger = StoreLedger(store) if store else MemoryLedger()
-        return cls(config, router=Router.from_config(config, ledger=ledger), recorder=recorder)
+        router = Router.from_config(config, ledger=ledger)
+        return cls(config, router=router, recorder=recorder, scanner=router.scanner)
 
     # -- sources ---------------------------------------------------------------------------
 
@@ -199,14 +205,18 @@ class Session:
         router = self.router
         chosen = options.source or self.selected
         if not isinstance(router, Router):
-            return Decision(self.route(prompt, options.source, task=options.task, attachments=options.attachments))
-        history = tuple(m["content"] for m in self.messages if m.get("content"))
-        request = Request(prompt, options.attachments, history, options.max_tokens or self.config.max_tokens, options.task)
-        if chosen != "auto":
-            route = router.manual(request, chosen)
-            route.task = options.task or route.task
-            return Decision(route)
-        return router.decide(request)
+            decision = Decision(self.route(prompt, options.source, task=options.task, attachments=options.attachments))
+        else:
+            history = tuple(m["content"] for m in self.messages if m.get("content"))
+            request = Request(prompt, options.attachments, history, options.max_tokens or self.config.max_tokens,
+                              options.task)
+            if chosen != "auto":
+                decision = Decision(router.manual(request, chosen))
+                decision.route.task = options.task or decision.route.task
+            else:
+                decision = router.decide(request)
+        decision.route, _ = self._keep_private(prompt, options, decision.route)
+        return decision
 
     def retry_route(self, turn: Turn) -> Route:
         """Where to retry a reply that was cut or failed: the next source of its route, else the same one."""
@@ -305,13 +315,15 @@ class Session:
     def _plan(self, prompt: str, options: SendOptions, messages: list[dict[str, str]]) -> tuple[Route, list[str]]:
         """The route, and the sources to try in order: those of the route that the request fits.
 
-        Raises ``too_large`` when it does not fit the route's first source."""
+        Raises ``sensitive`` when the request may not go to the route's first source, ``too_large`` when
+        it does not fit there."""
         route = options.route or self.route(prompt, options.source, task=options.task, attachments=options.attachments)
+        route, finding = self._keep_private(prompt, options, route)
         max_tokens = options.max_tokens or self.config.max_tokens
         sources = self.config.sources
         tokens = context.messages_tokens(messages)
         first = sources[route.source]
-        others = [spec for spec in sources.values() if route.task != "sensitive" or spec.is_local]
+        others = [spec for spec in sources.values() if finding is None or spec.is_private]
         try:
             context.check_fits(tokens, first, others, max_tokens, files=bool(options.attachments))
         except context.InputTooLarge as exc:
@@ -319,13 +331,34 @@ class Session:
         fitting = [n for n in route.fallbacks if n in sources and context.fits(tokens, sources[n], max_tokens)]
         return route, [route.source, *fitting]
 
+    def _keep_private(self, prompt: str, options: SendOptions, route: Route) -> tuple[Route, Finding | None]:
+        """The data boundary, applied here whatever chose the source (auto mode, ``default_source``, ``-s``,
+        F2, a retry, a fallback, bench): a request that looks sensitive goes only to private sources
+        (:attr:`~fastchat_tui.config.SourceConfig.is_private`), unless the user overrode that for this
+        request. Returns the route without its non-private fallbacks, and the finding."""
+        history = tuple(m["content"] for m in self.messages if m.get("content"))
+        finding = find_sensitive(prompt, options.attachments, history, scanner=self.scanner)
+        if finding is None or options.allow_sensitive:
+            return route, None if finding is None else finding
+        sources = self.config.sources
+        if not sources[route.source].is_private:
+            raise SourceError(
+                ErrorKind.SENSITIVE,
+                f"not sent: this prompt looks sensitive ({finding}) and {route.source} is not a private source. "
+                "Use a local source, take the secret out, or send it anyway for this one request "
+                "(fastchat ask/review --allow-sensitive; in the chat, confirm when asked)",
+                source=route.source,
+            )
+        private = [name for name in route.fallbacks if name in sources and sources[name].is_private]
+        return (route if private == route.fallbacks else replace(route, fallbacks=private)), finding
+
     def _boundary(self, turn: Turn, name: str, error: SourceError) -> SourceError:
         """A sensitive prompt that no local source answered says that nothing went anywhere else."""
         if turn.route is None or turn.route.task != "sensitive" or turn.streamed:
             return error
         return SourceError(
             error.kind,
-            f"no local source answered ({name}: {error.message}); this prompt was not sent "
+            f"no local source answered ({error.message}); this prompt was not sent "
             f"to any hosted source ({turn.route.reason})",
             source=name,
             status=error.status,

@@ -34,6 +34,8 @@ class SendOptions:
     """Add the exchange to the conversation's context when it produced text."""
     think: bool | str | None = None
     """Reasoning control for this request (``True``/``False``/``"low"``…); ``None``: the source's configured one."""
+    allow_sensitive: bool = False
+    """The user's override, for this request only, of the rule that a sensitive prompt goes only to a private source."""
 
 
 ENDED = ("complete", "truncated", "empty", "cut", "error", "cancelled")

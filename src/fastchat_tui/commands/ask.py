@@ -33,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-s", "--source", help="source name, or 'auto' (default: the config's default_source)")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
     parser.add_argument("--max-tokens", type=int, help="cap the reply length")
+    parser.add_argument("--allow-sensitive", action="store_true",
+                        help="send this prompt even if it looks sensitive and the source is not private (this request only)")
     add_reasoning_option(parser)
     parser.set_defaults(run=run)
 
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from fastchat_tui.turn import SendOptions
 
     session = Session.open(config, on_problem=warn)
-    options = SendOptions(source=args.source, max_tokens=args.max_tokens)
+    options = SendOptions(source=args.source, max_tokens=args.max_tokens, allow_sensitive=args.allow_sensitive)
     return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args))
 
 
@@ -117,7 +119,7 @@ def report(turn: Turn | None, as_json: bool, writer: _Writer) -> int:
         print(reply_line(turn.source, turn.model, turn.reading(), turn.status, note=turn.end_note,
                          fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason), file=sys.stderr)
         if turn.error:
-            print(f"fastchat: {turn.error.kind}: {turn.error.message}", file=sys.stderr)
+            print(f"fastchat: {turn.error.shown}", file=sys.stderr)
     return exit_code(turn)
 
 

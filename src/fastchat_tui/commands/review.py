@@ -50,6 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-lines", type=int, metavar="N",
                         help="send only the first N lines of each input (the prompt says so)")
     parser.add_argument("--max-tokens", type=int, help="cap the reply length")
+    parser.add_argument("--allow-sensitive", action="store_true",
+                        help="send this prompt even if it looks sensitive and the source is not private (this request only)")
     add_reasoning_option(parser)
     parser.set_defaults(run=run)
 
@@ -89,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     from fastchat_tui.turn import SendOptions
 
     session = Session.open(config, on_problem=warn)
-    options = SendOptions(source=args.source, max_tokens=args.max_tokens, task="review", attachments=tuple(attachments))
+    options = SendOptions(source=args.source, max_tokens=args.max_tokens, task="review", attachments=tuple(attachments),
+                          allow_sensitive=args.allow_sensitive)
     try:  # refuse before the chat opens: the same checks the session applies when it sends
         options = replace(options, route=session.prepare(prompt, options))
     except SourceError as exc:

@@ -21,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-s", "--source", help="a source picked by hand, as ask -s would send it (default: auto mode)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (task, source, reason, fallbacks, ...)")
     parser.add_argument("--max-tokens", type=int, help="the reply cap the real request would use")
+    parser.add_argument("--allow-sensitive", action="store_true",
+                        help="as the real request would with it: send even if it looks sensitive and the source is not private (this request only)")
     parser.add_argument("--task", choices=("review",), help="the task kind a command names itself (fastchat review)")
     parser.set_defaults(run=run)
 
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     prompt, attachments = gather(args.prompt, args.file)
     session = Session.open(config, record=False)  # load_config has checked the [router] table
     options = SendOptions(source=args.source, max_tokens=args.max_tokens, task=args.task,
-                          attachments=tuple(attachments))
+                          attachments=tuple(attachments), allow_sensitive=args.allow_sensitive)
     try:
         out = session.decide(prompt, options).as_dict()
     except SourceError as error:

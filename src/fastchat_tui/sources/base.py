@@ -73,15 +73,16 @@ class ErrorKind(StrEnum):
     PROTOCOL = "protocol"
     CUT = "cut"
     TOO_LARGE = "too_large"
+    SENSITIVE = "sensitive"
 
 
 FALLBACK_KINDS = frozenset({ErrorKind.UNREACHABLE, ErrorKind.SERVER, ErrorKind.RATE_LIMITED, ErrorKind.AUTH})
 """Failures before the first token after which the next source of the route is tried."""
 HEALTH_KINDS = FALLBACK_KINDS | {ErrorKind.CUT, ErrorKind.PROTOCOL}
 """Failures that count against a source's health (enough in a row cool it down); the request's own
-faults (``not_found``, ``too_large``) do not."""
+faults (``not_found``, ``too_large``, ``sensitive``) do not."""
 
-_LABELS = {
+_LABELS: dict[str, str] = {  # keyed by the kind's value, so a kind read from history finds its label
     ErrorKind.AUTH: "auth failed",
     ErrorKind.NOT_FOUND: "not found",
     ErrorKind.RATE_LIMITED: "rate limited",
@@ -90,7 +91,24 @@ _LABELS = {
     ErrorKind.PROTOCOL: "protocol error",
     ErrorKind.CUT: "stream cut",
     ErrorKind.TOO_LARGE: "too large for the context",
+    ErrorKind.SENSITIVE: "kept on this machine",
 }
+
+
+def error_label(kind: ErrorKind | str, status: int | None = None) -> str:
+    """A few words for status lines: ``429 rate limited``, ``unreachable``, ``503 server error``."""
+    label = _LABELS.get(kind, str(kind))
+    return f"{status} {label}" if status and str(status) not in label else label
+
+
+def error_text(kind: ErrorKind | str, message: str, status: int | None = None) -> str:
+    """An error as every display shows it, worded once. The message names the source (nothing adds the name
+    in front of it); the kind's label comes first unless the message says it already: ``unreachable: local:
+    cannot connect to …``, but ``fast: rate limited (HTTP 429); …``. A cut is its message alone: every
+    display marks it cut already (``✂ cut``, status ``cut``)."""
+    if kind == ErrorKind.CUT or _LABELS.get(kind, str(kind)) in message:
+        return message
+    return f"{error_label(kind, status)}: {message}"
 
 
 class SourceError(Exception):
@@ -114,11 +132,13 @@ class SourceError(Exception):
 
     @property
     def label(self) -> str:
-        """A few words for status lines: ``429 rate limited``, ``unreachable``, ``503 server error``."""
-        label = _LABELS.get(self.kind, str(self.kind))
-        if self.status and str(self.status) not in label:
-            label = f"{self.status} {label}"
-        return label
+        """A few words for status lines (see :func:`error_label`)."""
+        return error_label(self.kind, self.status)
+
+    @property
+    def shown(self) -> str:
+        """The error as the transcript, ``ask`` and history show it (see :func:`error_text`)."""
+        return error_text(self.kind, self.message, self.status)
 
     def as_dict(self) -> dict[str, object]:
         return {"kind": str(self.kind), "message": self.message}

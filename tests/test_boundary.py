@@ -1,0 +1,119 @@
+"""The data boundary holds on every path: a prompt that looks sensitive goes only to a private source.
+
+Before, only auto mode kept such prompts local: ``default_source = "hosted"``, ``ask -s hosted`` and
+``review -s hosted .env`` sent them to the hosted server with no warning. The servers are loopback;
+a source tagged ``hosted`` stands for a hosted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fastchat_tui.config import Config, SourceConfig, load
+from fastchat_tui.routing import Route
+from fastchat_tui.session import Session
+from fastchat_tui.sources.base import ErrorKind
+from tests.servers import OllamaServer, OpenAIServer, Script, closed_port
+
+AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
+SECRET_PROMPT = f"why does boto3 reject my key {AWS_ID}?"
+
+
+def sources(hosted_url: str, local_url: str) -> dict[str, SourceConfig]:
+    return {
+        "hosted": SourceConfig("hosted", "openai", hosted_url, "big-model", tags=["hosted"], timeout_s=5),
+        "local": SourceConfig("local", "ollama", local_url, "test-model:latest", tags=["local"], timeout_s=5),
+    }
+
+
+async def test_a_default_hosted_source_is_refused_a_sensitive_prompt(spawn_server) -> None:
+    hosted, local = spawn_server(OpenAIServer), spawn_server(OllamaServer)
+    session = Session(Config(sources=sources(hosted.url, local.url), default_source="hosted"),
+                      key_lookup=lambda spec: "k")
+    turn = await session.send(SECRET_PROMPT)
+    assert turn.status == "error" and turn.error is not None and turn.error.kind == ErrorKind.SENSITIVE
+    assert "AWS access key" in turn.error.message and AWS_ID not in turn.error.message
+    assert "--allow-sensitive" in turn.error.message
+    assert hosted.stream_requests() == []
+    # chosen by hand (ask -s hosted, F2): the same
+    turn = await session.send(SECRET_PROMPT, source="hosted")
+    assert turn.error is not None and turn.error.kind == ErrorKind.SENSITIVE and hosted.stream_requests() == []
+    # a private source takes it
+    assert (await session.send(SECRET_PROMPT, source="local")).status == "complete"
+    await session.aclose()
+
+
+async def test_the_override_is_for_one_request(spawn_server) -> None:
+    hosted, local = spawn_server(OpenAIServer), spawn_server(OllamaServer)
+    session = Session(Config(sources=sources(hosted.url, local.url), default_source="hosted"),
+                      key_lookup=lambda spec: "k")
+    from fastchat_tui.turn import SendOptions
+    from tests.test_session import collect
+
+    events = await collect(session, SECRET_PROMPT, SendOptions(allow_sensitive=True, remember=False))
+    assert events[-1].turn.status == "complete" and len(hosted.stream_requests()) == 1
+    assert (await session.send(SECRET_PROMPT)).error is not None  # the next request is refused again
+    assert len(hosted.stream_requests()) == 1
+    await session.aclose()
+
+
+async def test_an_earlier_message_makes_the_conversation_sensitive(spawn_server) -> None:
+    hosted, local = spawn_server(OpenAIServer), spawn_server(OllamaServer)
+    session = Session(Config(sources=sources(hosted.url, local.url), default_source="local"),
+                      key_lookup=lambda spec: "k")
+    assert (await session.send(SECRET_PROMPT)).source == "local"
+    turn = await session.send("and now a plain question", source="hosted")
+    assert turn.error is not None and "earlier message" in turn.error.message and hosted.stream_requests() == []
+    await session.aclose()
+
+
+async def test_a_retry_or_fallback_never_reaches_a_source_that_is_not_private(spawn_server) -> None:
+    hosted = spawn_server(OpenAIServer)
+    session = Session(Config(sources=sources(hosted.url, f"http://127.0.0.1:{closed_port()}")),
+                      key_lookup=lambda spec: "k")
+    # a route decided elsewhere (a retry after the local source failed) still may not fall back to hosted
+    turn = await session.send(SECRET_PROMPT, route=Route("local", "retry", "chat", ["hosted"]))
+    assert turn.status == "error" and turn.error is not None and turn.error.kind == ErrorKind.UNREACHABLE
+    assert [e.source for e in turn.errors] == ["local"] and hosted.stream_requests() == []
+    await session.aclose()
+
+
+def test_private_is_decided_by_address_not_by_a_tag(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[sources.remote]\nkind = "ollama"\nbase_url = "https://ollama.example.com"\nmodel = "m"\n'
+        '[sources.lan]\nkind = "ollama"\nbase_url = "http://192.168.1.20:11434"\nmodel = "m"\nprivate = true\n'
+        '[sources.here]\nkind = "ollama"\nbase_url = "http://127.0.0.1:11434"\nmodel = "m"\n'
+        '[sources.tagged]\nkind = "openai"\nbase_url = "https://api.example.com/v1"\nmodel = "m"\ntags = ["local"]\n',
+        encoding="utf-8",
+    )
+    config = load(path)
+    private = {name: spec.is_private for name, spec in config.sources.items()}
+    assert private == {"remote": False, "lan": True, "here": True, "tagged": False}
+    assert "private" not in config.sources["remote"].tags
+
+
+def test_ask_refuses_then_sends_with_allow_sensitive(tmp_path: Path, spawn_server) -> None:
+    hosted = spawn_server(OpenAIServer)
+    hosted.push(Script(tokens=["ok"]))
+    config = tmp_path / "config.toml"
+    config.write_text(f'default_source = "hosted"\n[sources.hosted]\nkind = "openai"\nbase_url = "{hosted.url}"\n'
+                      'model = "m"\napi_key_env = "BOUNDARY_KEY"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"), BOUNDARY_KEY="sk-test")
+
+    def ask(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "fastchat_tui", "ask", "--json", *argv, SECRET_PROMPT],
+                              capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+
+    refused = ask()
+    assert refused.returncode == 1 and hosted.stream_requests() == []
+    data = json.loads(refused.stdout)
+    assert data["error"]["kind"] == "sensitive" and AWS_ID not in refused.stdout + refused.stderr
+    sent = ask("--allow-sensitive")
+    assert sent.returncode == 0, sent.stderr
+    assert json.loads(sent.stdout)["text"] == "ok" and len(hosted.stream_requests()) == 1
