@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object (task, source, reason, fallbacks, ...)")
     parser.add_argument("--max-tokens", type=int, help="the reply cap the real request would use")
     parser.add_argument("--allow-sensitive", action="store_true",
-                        help="as the real request would with it: send even if it looks sensitive and the source is not private (this request only)")
+                        help="route as the real request would with this override (see fastchat ask --help)")
     parser.add_argument("--task", choices=("review",), help="the task kind a command names itself (fastchat review)")
     parser.set_defaults(run=run)
 
