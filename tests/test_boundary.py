@@ -117,3 +117,30 @@ def test_ask_refuses_then_sends_with_allow_sensitive(tmp_path: Path, spawn_serve
     sent = ask("--allow-sensitive")
     assert sent.returncode == 0, sent.stderr
     assert json.loads(sent.stdout)["text"] == "ok" and len(hosted.stream_requests()) == 1
+
+
+async def test_a_redirect_is_never_followed_so_a_local_source_cannot_hand_a_secret_on(spawn_server) -> None:
+    """A local source that answered 307 to a hosted host used to send the prompt (and any key) there."""
+    hosted = spawn_server(OpenAIServer)
+    for cls, path in ((OllamaServer, "/api/chat"), (OpenAIServer, "/v1/chat/completions")):
+        local = spawn_server(cls)
+        local.push(Script(status=307, headers={"Location": hosted.url.rstrip("/") + path}, error_body=""))
+        kind = "ollama" if cls is OllamaServer else "openai"
+        spec = SourceConfig("local", kind, local.url, "test-model:latest", tags=["local"], timeout_s=5)
+        session = Session(Config(sources={"local": spec}), key_lookup=lambda spec: "sk-local-only-key")
+        turn = await session.send(SECRET_PROMPT)
+        assert turn.status == "error" and turn.error is not None and turn.error.kind == ErrorKind.PROTOCOL
+        assert "307" in turn.error.message and "does not follow redirects" in turn.error.message
+        assert hosted.requests == []  # nothing at all reached the other host
+        await session.aclose()
+
+
+async def test_ollama_gets_no_key_from_the_environment(ollama_server: OllamaServer, monkeypatch) -> None:
+    """The ``ollama`` package sends ``OLLAMA_API_KEY`` to any host; the README promises Ollama gets no key."""
+    monkeypatch.setenv("OLLAMA_API_KEY", "sk-meant-for-something-else")
+    spec = SourceConfig("local", "ollama", ollama_server.url, "test-model:latest", tags=["local"], timeout_s=5)
+    session = Session(Config(sources={"local": spec}))
+    assert (await session.send("hi")).status == "complete"
+    headers = {k.lower() for k in ollama_server.stream_requests()[0].headers}
+    assert "authorization" not in headers
+    await session.aclose()

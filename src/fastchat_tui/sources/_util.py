@@ -59,6 +59,19 @@ def seconds(value: float | None) -> str:
 
 # -- errors reported inside a stream ------------------------------------------------------
 
+def redirect_error(name: str, base_url: str, status: int, location: str | None) -> SourceError:
+    """A source answered with a redirect: never followed, since it would carry the prompt (and the key)
+    to an address the user did not choose, so a local source could hand a secret to a hosted host."""
+    to = f" to {location}" if location else ""
+    return SourceError(
+        ErrorKind.PROTOCOL,
+        f"{name}: {base_url} answered HTTP {status}, a redirect{to}; fastchat does not follow redirects, "
+        "so nothing was sent there. If that is the right address, set base_url to it",
+        source=name,
+        status=status,
+    )
+
+
 def status_kind(status: int) -> ErrorKind:
     """The kind of an HTTP status, also when a server reports it inside a stream."""
     if status in (401, 403):

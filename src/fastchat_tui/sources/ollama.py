@@ -33,6 +33,7 @@ from fastchat_tui.sources._util import (
     excerpt as _excerpt,
     reason as _reason,
     received as _received,
+    redirect_error,
     stream_error,
 )
 from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, ReasoningDelta, Sent, SourceError, TextDelta, Usage
@@ -57,7 +58,12 @@ async def _trace(step: str, info: dict[str, Any]) -> None:
 
 
 async def _stamp_send(request: Any) -> None:
-    """httpx request hook: has the connection (httpcore's ``trace`` extension) stamp t_send as it writes."""
+    """httpx request hook: has the connection (httpcore's ``trace`` extension) stamp t_send as it writes.
+
+    It also drops the ``Authorization`` that the ``ollama`` package adds from ``OLLAMA_API_KEY``: keys
+    are bound to their sources, and an Ollama source gets none.
+    """
+    request.headers.pop("authorization", None)
     request.extensions["trace"] = _trace
 
 
@@ -86,6 +92,7 @@ class OllamaSource:
                 host=self.base_url,
                 timeout=httpx.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP)),
                 event_hooks={"request": [_stamp_send]},
+                follow_redirects=False,  # see sources._util.redirect_error
             )
         return self._client
 
@@ -213,6 +220,8 @@ class OllamaSource:
         if status == -1:  # an {"error": ...} line in mid-stream
             return stream_error(self.name, exc.error, chars, chunks, reasoning_chars=thought, who="Ollama")
         said = _excerpt(str(exc.error), MESSAGE_CAP)
+        if 300 <= status < 400:
+            return redirect_error(self.name, self.base_url, status, None)
         if status == 404:
             return SourceError(
                 ErrorKind.NOT_FOUND,

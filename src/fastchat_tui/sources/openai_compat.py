@@ -46,6 +46,7 @@ from fastchat_tui.sources._util import (
     excerpt as _excerpt,
     reason as _reason,
     received as _received,
+    redirect_error,
     seconds as _seconds,
     stream_error,
 )
@@ -118,7 +119,9 @@ class OpenAISource:
             default_headers=headers,
             # the SDK's defaults (limits, redirects), plus a hook that stamps t_send on the
             # request itself, after the SDK has built it and just before it is written
-            http_client=openai.DefaultAsyncHttpxClient(timeout=timeout, event_hooks={"request": [_stamp_send]}),
+            # ... but redirects are not followed: see sources._util.redirect_error
+            http_client=openai.DefaultAsyncHttpxClient(timeout=timeout, event_hooks={"request": [_stamp_send]},
+                                                       follow_redirects=False),
         )
         return self._client
 
@@ -304,6 +307,8 @@ class OpenAISource:
     def _status_error(self, exc: Any, model: str) -> SourceError:
         status = exc.status_code
         response = exc.response
+        if 300 <= status < 400:
+            return redirect_error(self.name, self.base_url, status, response.headers.get("location"))
         server = self._redact(_server_message(response))
         said = f": {server}" if server else ""
         where = self.base_url
