@@ -144,3 +144,20 @@ async def test_ollama_gets_no_key_from_the_environment(ollama_server: OllamaServ
     headers = {k.lower() for k in ollama_server.stream_requests()[0].headers}
     assert "authorization" not in headers
     await session.aclose()
+
+
+async def test_history_is_the_users_alone(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """history.db was created 0644 in a 0755 folder."""
+    import stat
+
+    from fastchat_tui.store import Store
+
+    folder = tmp_path / "data" / "fastchat"
+    config = Config(sources={"s": SourceConfig("s", "openai", openai_server.url, "m", tags=["hosted"], timeout_s=5)})
+    with Store.open(folder / "history.db") as store:
+        session = Session(config, key_lookup=lambda spec: "k", recorder=store.recorder(config))
+        assert (await session.send("hello")).status == "complete"
+        await session.aclose()
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert modes and all(mode == 0o600 for mode in modes.values()), modes

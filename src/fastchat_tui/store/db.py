@@ -189,7 +189,7 @@ class Database:
         """Open (creating, migrating or replacing a damaged file as needed) the history at ``path``."""
         path = Path(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _private_folder(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the history folder {path.parent}: {exc.strerror}") from None
         try:
@@ -266,8 +266,25 @@ def _fts_tokenizer(conn: sqlite3.Connection) -> str:
     return "trigram" if row and "trigram" in row[0] else "unicode61"
 
 
+def _private_folder(folder: Path) -> None:
+    """History holds everything said (secrets in refused prompts too), so its folder is the user's alone
+    (0700) when fastchat makes it, and when it is fastchat's own data folder."""
+    made = not folder.exists()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if made or folder.name == "fastchat":
+        folder.chmod(0o700)
+
+
+def _private_file(path: Path) -> None:
+    """The database file is the user's alone (0600); SQLite gives its -wal and -shm files the same mode."""
+    with contextlib.suppress(OSError):  # if it cannot be made, SQLite's own error says why
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        path.chmod(0o600)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     """Open ``path``, set it up for two processes, and bring its schema up to date."""
+    _private_file(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
