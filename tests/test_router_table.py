@@ -35,6 +35,14 @@ CARD = "4111 " + "1111 " + "1111 " + "1111"
 LITERAL_PW = "Sup3r" + "S3cret!" + "fake"
 SECRETS = [AWS_ID, AWS_SECRET, GITHUB, OPENAI, GROQ, CEREBRAS, SLACK, GOOGLE, STRIPE, JWT, BEARER,
            DB_PW, DJANGO_KEY, "s3cr3t-FAKE", CARD, LITERAL_PW]
+# The prompts of issue 12 that reached a hosted source (check digits real, numbers synthetic).
+APP_PW = "hunter2" + "isgreat"
+TOKEN16 = "abcd1234" + "efgh5678"
+B64_PW = "aHVudGVy" + "MmlzZ3JlYXQ="
+IBAN = "DE89 " + "3704 " + "0044 " + "0532 " + "0130 00"
+PASSPORT = "X123" + "4567"
+CN_ID = "110105" + "19491231" + "002X"
+SECRETS += [APP_PW, TOKEN16, B64_PW, IBAN, PASSPORT, CN_ID, "hunter2", "abc12345", "Gato2024!", "7946 0958"]
 
 LOG = "".join(f"2026-11-{day:02d}T10:{minute:02d}:00Z INFO request served path=/api/items status=200 in {minute} ms\n"
               for day in range(1, 29) for minute in range(0, 60, 5))
@@ -131,6 +139,24 @@ CASES: list[tuple[str, str, dict]] = [
     (f"login(user=\"admin\", password=\"{LITERAL_PW}\")\nWhy does this fail on the server?", "sensitive", {}),
     ("¿Por qué falla?", "sensitive", {"attachments": (Attachment("settings.py", f"API_KEY = '{OPENAI}'\n"),)}),
     ("continue", "sensitive", {"history": (f"my token is {GITHUB}", "Noted.")}),
+    (f"my app fails with DB_PASSWORD={APP_PW} set, why?", "sensitive", {}),
+    (f"why does this fail? GITHUB_TOKEN={TOKEN16}", "sensitive", {}),
+    (f"db_password={APP_PW}\ndb_host=10.0.0.5\nwhy can't the worker log in?", "sensitive", {}),
+    (f"[mysqld]\nuser = app\npassword = {APP_PW}\n\nIs this my.cnf right?", "sensitive", {}),
+    (f"Why is the pod pending?\n\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: {B64_PW}\n",
+     "sensitive", {}),
+    (f"SqlClient says login failed: Server=db,1433;Database=app;User Id=sa;Password={APP_PW};", "sensitive", {}),
+    (f"is my .netrc right?\nmachine api.example.com\n  login alice\n  password {APP_PW}\n", "sensitive", {}),
+    (f"npm publish says 401 with //registry.npmjs.org/:_authToken={TOKEN16}", "sensitive", {}),
+    (f"Fill in the form: IBAN {IBAN}, passport no. {PASSPORT}", "sensitive", {}),
+    (f"帮我检查一下这个身份证号 {CN_ID} 的格式", "sensitive", {}),
+    ("I keep forgetting it, my password is hunter2", "sensitive", {}),
+    ("记住：我的密码是 abc12345", "sensitive", {}),
+    ("¿Puedes guardarlo? mi contraseña es Gato2024!", "sensitive", {}),
+    ("Write a letter to Jane Roe, 221B Baker Street, London, phone +44 20 7946 0958", "sensitive", {}),
+    (DIFF + f"+DB_PASSWORD={APP_PW}\n", "sensitive", {}),
+    ("review this", "sensitive", {"attachments": (Attachment("<stdin>", DIFF.replace("app/models.py", ".env")),)}),
+    ("--- a/certs/server.pem\n+++ b/certs/server.pem\n@@ -1 +1 @@\n-old\n+new\n", "sensitive", {}),
     # -- review: diffs, review requests, the review command --------------------------------------
     (DIFF, "review", {}),
     ("Review this code for race conditions:\n\nasync def incr(self):\n    self.n += 1\n", "review", {}),
@@ -167,6 +193,18 @@ CASES: list[tuple[str, str, dict]] = [
     ("hi 👋", "chat", {}),
     ("max_tokens = 4096 in my config, is that too high for a 8k context model?", "chat", {}),
     ("Mi contraseña no funciona en el portal, ¿qué hago?", "chat", {}),
+    ("How do I reset my password?", "chat", {}),
+    ("What is password hashing with bcrypt and why is it slow on purpose?", "chat", {}),
+    ("export GITHUB_TOKEN=${TOKEN} — why is it empty in CI?", "chat", {}),
+    ("mysql --password=<password> prints a warning, why?", "chat", {}),
+    ("Is DB_PASSWORD=changeme fine for a local dev database?", "chat", {}),
+    ("Is a UUID like 550e8400-e29b-41d4-a716-446655440000 safe to show users?", "chat", {}),
+    ("Upgrading from 1.2.3 to 2.10.4 on 2024-01-15 broke commit 3b18e51, why?", "chat", {}),
+    ("我的密码忘记了，怎么重置？", "chat", {}),
+    ("Mein Passwort ist abgelaufen, was tun?", "chat", {}),
+    ("mon mot de passe est trop court ?", "chat", {}),
+    ("What documents do I need besides my passport number for the visa?", "chat", {}),
+    ("review this", "review", {"attachments": (Attachment("<stdin>", DIFF.replace("app/models.py", ".env.example")),)}),
 ]
 
 

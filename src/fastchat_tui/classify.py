@@ -58,11 +58,11 @@ _LONG_ASK = re.compile(
     r"|\b(?:full|complete|comprehensive|exhaustive)\s+(?:test\s+suite|unit\s+tests|documentation|module)"
     r"|\bexplain\b(?:\s+\S+){0,6}?\s+(?:in\s+(?:great\s+|full\s+|much\s+)?detail|in\s+depth|thoroughly|step[\s-]by[\s-]step)"
     r"|\b(?:detailed|in-depth|comprehensive|thorough|exhaustive)\s+(?:explanation|guide|overview|analysis|walkthrough|document|write-?up|tutorial|report)"
-    r"|\b(?:at\s+least\s+)?\d{3,}\s*(?:words|word|pages)\b|\bat\s+least\s+\d+\s+(?:paragraphs|pages|sections)"
+    r"|\b(?:at\s+least\s+)?\d{3,6}\s*(?:words|word|pages)\b|\bat\s+least\s+\d{1,6}\s+(?:paragraphs|pages|sections)"
     r"|写(?:一篇|一份|一本|一个|篇|份)?.{0,10}?(?:文章|文档|报告|教程|论文|指南|说明书|测试套件|完整的?模块|博客|小说)"
-    r"|撰写|详细(?:地)?(?:解释|说明|介绍|讲解|描述|阐述)|(?:解释|说明|介绍|讲解)得?(?:很|非常)?详细|\d{3,}\s*字"
+    r"|撰写|详细(?:地)?(?:解释|说明|介绍|讲解|描述|阐述)|(?:解释|说明|介绍|讲解)得?(?:很|非常)?详细|(?<!\d)\d{3,6}\s*字"
     r"|(?:記事|ドキュメント|レポート|論文|ガイド|チュートリアル|テストスイート|報告書|マニュアル)を(?:書|作成)"
-    r"|詳しく(?:説明|解説)|詳細に(?:説明|解説)|\d{3,}\s*文字"
+    r"|詳しく(?:説明|解説)|詳細に(?:説明|解説)|(?<!\d)\d{3,6}\s*文字"
     r"|\b(?:escrib|redact)\w*\s+(?:un|una|el|la)\s+(?:\w+\s+){0,3}?(?:art[ií]culo|documento|informe|ensayo|gu[ií]a|tutorial|documentaci[oó]n|manual)"
     r"|\bexpl[ií]ca\w*(?:\s+\S+){0,5}?\s+(?:en\s+detalle|detalladamente|a\s+fondo|paso\s+a\s+paso)"
     r"|\bschreib\w*\s+(?:mir\s+)?(?:einen|eine|ein)\s+(?:\w+\s+){0,3}?(?:Artikel|Dokument|Bericht|Aufsatz|Anleitung|Leitfaden|Dokumentation|Testsuite|Blog(?:beitrag|post)|Essay|Handbuch)"
@@ -96,10 +96,12 @@ _CODE_START = re.compile(
     r"|@\w+|//|/\*|\*|#!|echo|fi|done|then|switch|case|default|do|lambda|yield|raise|assert|pass|break|continue)\b",
     re.IGNORECASE,
 )
-_CODE_SHAPE = re.compile(r"[;{}]\s*$|^\s*[)}\]]|=>|->|::|:=|\+=|-=|==|!=|&&|\|\||\w\(.*\)|^\s{2,}\S|^\t+\S|=\s*[\w\"'\[{(]")
+_CODE_SHAPE = re.compile(
+    r"[;{}]\s*$|^\s*[)}\]]|=>|->|::|:=|\+=|-=|==|!=|&&|\|\||\w\([^()\n]{0,120}\)|^\s{2,}\S|^\t+\S|=\s*[\w\"'\[{(]"
+)
 _ENDS_OPEN = re.compile(
     r"(?:[(\[{,=+\-*/%<>&|^!.:\\]|->|=>|\b(?:return|and|or|not|in|is|await|yield|new|else|then|do|let|const|var|def|fn|func"
-    r"|SELECT|FROM|WHERE|AND|OR|JOIN|ON|SET|VALUES|BY)|\w+\s*\(\s*[\w, =]*)$",
+    r"|SELECT|FROM|WHERE|AND|OR|JOIN|ON|SET|VALUES|BY)|\w{1,64}\s{0,8}\(\s{0,8}[\w, =]{0,200})$",
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:why|what|how|which|when|where|who|is|are|can|could|should|does|do)\b", re.IGNORECASE)

@@ -19,13 +19,11 @@ def looks_like_diff(text: str) -> bool:
 
 def diff_files(text: str) -> list[str]:
     """The files a unified diff changes, in order (new names; the old one for deletions)."""
-    files: list[str] = []
+    files: dict[str, None] = {}  # ordered, and each name looked up in constant time
     old: str | None = None
     for line in text.split("\n"):
         if match := _GIT_PATH.match(line):
-            name = match.group(2)
-            if name not in files:
-                files.append(name)
+            files.setdefault(match.group(2))
             old = None
         elif line.startswith("--- "):
             match = _PATH.match(line)
@@ -35,6 +33,6 @@ def diff_files(text: str) -> list[str]:
             name = match.group(1) if match else None
             if name == "/dev/null" or name is None:
                 name = old
-            if name and name != "/dev/null" and name not in files:
-                files.append(name)
-    return files
+            if name and name != "/dev/null":
+                files.setdefault(name)
+    return list(files)
