@@ -161,3 +161,22 @@ async def test_history_is_the_users_alone(openai_server: OpenAIServer, tmp_path:
         modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert modes and all(mode == 0o600 for mode in modes.values()), modes
+
+
+async def test_a_refused_prompt_is_kept_in_history_with_its_secrets_masked(spawn_server, tmp_path: Path) -> None:
+    """History kept, in clear, the secrets of prompts that were refused and never sent."""
+    from fastchat_tui.store import Store
+
+    hosted, local = spawn_server(OpenAIServer), spawn_server(OllamaServer)
+    config = Config(sources=sources(hosted.url, local.url), default_source="hosted")
+    password = "Tr0ub4dor-" + "fake-3x"
+    with Store.open(tmp_path / "history.db") as store:
+        session = Session(config, key_lookup=lambda spec: "k", recorder=store.recorder(config))
+        turn = await session.send(f"my app fails with DB_PASSWORD={password} set, and {AWS_ID} too, why?")
+        assert turn.error is not None and turn.error.kind == ErrorKind.SENSITIVE
+        (prompt, _reply) = store.messages(store.chats()[0].id)
+        assert password not in prompt.content and AWS_ID not in prompt.content
+        assert "[sensitive: " in prompt.content and prompt.content.startswith("my app fails with DB_PASSWORD=")
+        assert password not in store.chats()[0].title
+        await session.aclose()
+    assert turn.prompt.endswith("why?") and password in turn.prompt  # kept in memory for a confirmed retry

@@ -628,10 +628,15 @@ _TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".pub")
 
 def _position(match: re.Match[str]) -> int:
     """Where the value itself starts (the line to report), else where the match does."""
+    return _value_span(match)[0]
+
+
+def _value_span(match: re.Match[str]) -> tuple[int, int]:
+    """Where the value itself is (the part to mask), else the whole match."""
     for group in ("v", "qv", "pw", "id"):
         if group in match.re.groupindex and match.group(group) is not None:
-            return match.start(group)
-    return match.start()
+            return match.span(group)
+    return match.span()
 
 
 class Scanner:
@@ -660,6 +665,26 @@ class Scanner:
                     what = pattern.describe(match) if pattern.describe else pattern.what
                     return Finding(what, f"{where}, line {text.count(chr(10), 0, _position(match)) + 1}")
         return None
+
+    def mask(self, text: str) -> str:
+        """``text`` with every value a pattern finds replaced by ``[sensitive: what]``: how history keeps
+        a prompt that was refused for looking sensitive."""
+        spans: list[tuple[int, int, str]] = []
+        for pattern in self.patterns:
+            if pattern.requires is not None and not pattern.requires.search(text):
+                continue
+            for match in pattern.regex.finditer(text):
+                if pattern.check is None or pattern.check(match):
+                    start, end = _value_span(match)
+                    spans.append((start, end, pattern.describe(match) if pattern.describe else pattern.what))
+        out: list[str] = []
+        last = 0
+        for start, end, what in sorted(spans):
+            if start < last:  # overlaps a value already masked
+                continue
+            out += (text[last:start], f"[sensitive: {what}]")
+            last = end
+        return "".join(out) + text[last:]
 
     def scan_path(self, path: str) -> Finding | None:
         """A finding if the file name matches a sensitive glob (templates such as ``.env.example`` excluded)."""

@@ -277,6 +277,8 @@ class Session:
             try:
                 turn.route, candidates = self._plan(prompt, options, messages)
             except SourceError as error:
+                if error.kind == ErrorKind.SENSITIVE:
+                    turn.masked_prompt = self.scanner.mask(prompt)
                 self._failed(turn, error)
             else:
                 yield Routed(turn)

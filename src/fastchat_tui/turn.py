@@ -70,9 +70,16 @@ class Turn:
     meter: Meter | None = None
     fallback_from: str | None = None
     fallback_reason: str | None = None
+    masked_prompt: str | None = None
+    """The prompt with what looked sensitive masked, when it was refused for that: what history keeps."""
     started_at: float = field(default_factory=time.time)
     finish_reason: str | None = None
     """The server's finish/done reason, verbatim ("stop", "length", "tool_calls", "load", ...)."""
+
+    @property
+    def kept_prompt(self) -> str:
+        """The prompt as history keeps it."""
+        return self.masked_prompt if self.masked_prompt is not None else self.prompt
 
     @property
     def text(self) -> str:

@@ -46,7 +46,7 @@ class RecordedTurn(Protocol):
     """What the recorder reads of a :class:`fastchat_tui.session.Turn`, and nothing more."""
 
     @property
-    def prompt(self) -> str: ...
+    def kept_prompt(self) -> str: ...
     @property
     def text(self) -> str: ...
     @property
@@ -148,7 +148,7 @@ class ChatRecorder(Generic[S]):
                 self.on_problem(message)
 
     def _insert(self, turn: RecordedTurn, final: bool = False) -> None:
-        prompt = redact(turn.prompt)
+        prompt = redact(turn.kept_prompt)
         now = time.time()
 
         def body(c: sqlite3.Connection) -> tuple[int, int]:
