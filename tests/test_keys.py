@@ -368,6 +368,56 @@ async def test_key_prompt_save_button_submits():
     assert results == ["gsk_0123456789abcdef"]
 
 
+async def _run_prompt(prompt, *keys_pressed: str, click: str | None = None) -> list:
+    """Show ``prompt`` over a bare app, paste a key, press ``keys_pressed`` or click ``click``; its results."""
+    from textual.app import App
+    from textual.widgets import Input
+
+    results: list = []
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(prompt, results.append)
+
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        app.screen.query_one("#key-input", Input).insert_text_at_cursor(KEY)
+        await pilot.press(*keys_pressed)
+        if click:
+            await pilot.click(click)
+        await pilot.pause()
+    return results
+
+
+async def test_key_prompt_without_a_keyring_offers_this_session_only():
+    from fastchat_tui.ui.screens.key_prompt import KeyPrompt
+
+    prompt = KeyPrompt("cerebras", keyring_problem=keys.keyring_problem())
+    assert prompt.keyring_problem  # the fail backend: no keyring
+    assert await _run_prompt(prompt, "enter") == [KEY]
+    assert not prompt.save and not prompt.query("#key-save")  # nothing offers to save what cannot be saved
+
+
+async def test_key_prompt_says_where_the_key_goes():
+    from fastchat_tui.ui.screens.key_prompt import KeyPrompt
+
+    for click, saved in (("#key-session", False), ("#key-save", True)):
+        prompt = KeyPrompt("cerebras")
+        assert await _run_prompt(prompt, click=click) == [KEY]
+        assert prompt.save is saved
+
+
+def test_session_keys_come_first_and_only_for_their_source():
+    from fastchat_tui.ui.screens.key_prompt import SessionKeys
+
+    lookup = SessionKeys(lambda source: f"usual-{source.name}")
+    assert lookup(cerebras()) == "usual-cerebras"
+    lookup.use("cerebras", KEY)
+    assert lookup(cerebras()) == KEY and lookup(cerebras(name="groq")) == "usual-groq"
+    assert keys.redact(f"sent {KEY}") == f"sent {keys.REDACTED}"  # redacted like any other key
+
+
 # --- prompting without echo, and tracebacks ---------------------------------------------------
 
 def test_cli_set_prompts_on_the_terminal_without_echo(tmp_path):

@@ -304,3 +304,11 @@ async def test_attachments_view_is_collapsed_with_labels_and_expands_to_the_text
         assert "return os.system(cmd)" in str(first.query_one(".attachments--text").render())
         warning = view.query(Collapsible).last().query_one(".attachments--warning")
         assert "not valid UTF-8" in str(warning.render())
+
+
+def test_a_source_with_no_known_context_is_named_as_an_option():
+    """``check_fits`` raised TypeError when another source had no known context size."""
+    small, unknown = source("small", context=4096), source("open", kind="openai", context=None)
+    with pytest.raises(InputTooLarge) as info:
+        check_fits(5000, small, [small, unknown])
+    assert "-s open (no known limit)" in str(info.value)

@@ -92,10 +92,7 @@ def check_fits(
     reserve = reply_reserve(limit, max_tokens)
     if prompt_tokens + reserve <= limit:
         return
-    bigger = [
-        f"{s.name} ({context_limit(s):,})" for s in others
-        if s.name != source.name and fits(prompt_tokens, s, max_tokens)
-    ]
+    bigger = [_with_limit(s) for s in others if s.name != source.name and fits(prompt_tokens, s, max_tokens)]
     options = [
         "review fewer files at a time (fastchat review a.py b.py)",
         "keep the first lines of each input with --max-lines N",
@@ -114,6 +111,11 @@ def check_fits(
         prompt_tokens,
         limit,
     )
+
+
+def _with_limit(source: SourceConfig) -> str:
+    limit = context_limit(source)
+    return f"{source.name} ({limit:,})" if limit is not None else f"{source.name} (no known limit)"
 
 
 def ollama_options(

@@ -90,7 +90,7 @@ _LABELS: dict[str, str] = {  # keyed by the kind's value, so a kind read from hi
     ErrorKind.SERVER: "server error",
     ErrorKind.PROTOCOL: "protocol error",
     ErrorKind.CUT: "stream cut",
-    ErrorKind.TOO_LARGE: "too large for the context",
+    ErrorKind.TOO_LARGE: "too large",
     ErrorKind.SENSITIVE: "kept on this machine",
 }
 

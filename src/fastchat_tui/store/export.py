@@ -27,7 +27,7 @@ def markdown_lines(chat: ChatInfo, messages: Iterable[StoredMessage]) -> Iterato
             yield f"\n{message.content.rstrip() or '*(no text)*'}\n"
             if message.reply:
                 yield f"\n> {message.reply.line()}\n"
-                if message.reply.error_message:
-                    yield f"> {message.reply.error_kind or 'error'}: {' '.join(message.reply.error_message.split())}\n"
+                if message.reply.error:
+                    yield f"> {' '.join(message.reply.error.split())}\n"
         else:
             yield f"\n## {message.role.capitalize()}\n\n{message.content.rstrip()}\n"

@@ -8,6 +8,7 @@ from typing import Any
 from fastchat_tui.dates import iso
 from fastchat_tui.meter import Reading, reply_line
 from fastchat_tui.pricing import money
+from fastchat_tui.sources.base import error_label, error_text
 
 
 @dataclass(slots=True, frozen=True)
@@ -82,10 +83,16 @@ class ReplyInfo:
 
     def line(self) -> str:
         """``source · model · route: … · TTFT … · tok/s · tokens · s · $ · how it ended``: the meter line of a past reply."""
-        status = f"{self.status} ({self.error_kind})" if self.error_kind else self.status
+        kind = self.error_kind
+        status = f"{self.status} ({error_label(kind)})" if kind and kind != self.status else self.status  # "cut" once
         return reply_line(self.source, self.model, self.reading(), status, note=self.end_note,
                           fallback_from=self.fallback_from, fallback_reason=self.fallback_reason,
                           route_reason=self.route_reason, extra=money(self.cost_usd) if self.cost_usd is not None else None)
+
+    @property
+    def error(self) -> str | None:
+        """Why the reply failed, worded by the rule the transcript and ``ask`` use (see ``error_text``)."""
+        return error_text(self.error_kind or "error", self.error_message) if self.error_message else None
 
     def as_dict(self) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in self.__slots__}

@@ -1,8 +1,15 @@
-"""Textual themes from ``themes/*.toml``: those shipped with fastchat, then the user's own."""
+"""Textual themes from ``themes/*.toml``: those shipped with fastchat, then the user's own; and the theme
+last chosen in the command palette, remembered for the next start.
+
+The palette's choice goes to a small state file in the data directory, not into the config: the
+config is the user's own file (with their comments and layout), which fastchat only reads.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import tomllib
 import types
 import typing
@@ -11,7 +18,7 @@ from pathlib import Path
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from fastchat_tui.config import config_dir
+from fastchat_tui.config import config_dir, data_dir
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "themes"
 _COLOR_FIELDS = {"primary", "secondary", "warning", "error", "success", "accent", "foreground", "background", "surface", "panel",
@@ -85,3 +92,33 @@ def load_theme(path: Path) -> Theme:
         return Theme(**data)
     except TypeError as exc:
         raise ValueError(str(exc)) from None
+
+
+def state_path() -> Path:
+    """The UI state file: what the user chose while running (the theme), kept for the next start."""
+    return data_dir() / "state.json"
+
+
+def remembered_theme(config_theme: str, path: Path | None = None) -> str | None:
+    """The theme last chosen in the palette, unless the config's ``theme`` changed since: the newer choice wins."""
+    try:
+        state = json.loads((path or state_path()).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict) or state.get("config_theme") != config_theme:
+        return None
+    theme = state.get("theme")
+    return theme if isinstance(theme, str) else None
+
+
+def remember_theme(theme: str, config_theme: str, path: Path | None = None) -> str | None:
+    """Keep ``theme`` for the next start (with the config's ``theme`` it overrides); a warning if that fails."""
+    path = path or state_path()
+    partial = path.with_name(path.name + ".partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps({"theme": theme, "config_theme": config_theme}) + "\n", encoding="utf-8")
+        os.replace(partial, path)  # never a half-written file
+    except OSError as exc:
+        return f"the theme will not be remembered: cannot write {path} ({exc.strerror or exc})"
+    return None

@@ -1,9 +1,10 @@
 """Ask for a source's API key in a masked input, when it has none or its key was rejected (401).
 
-The screen only collects the key: it dismisses with the pasted key (stripped),
-or ``None`` on Esc / Cancel, and stores nothing. The caller puts the key in the
-keyring (``keys.store``), drops the warm client (``Session.forget_source``) and
-retries the request.
+The screen only collects the key: it dismisses with the pasted key (stripped), or ``None`` on
+Esc / Cancel, and stores nothing; :attr:`KeyPrompt.save` then says whether the user chose the OS
+keyring or this session only. Without a usable keyring only "this session" is offered. The caller
+keeps the key in :class:`SessionKeys` (and the keyring if chosen), drops the warm client
+(``Session.forget_source``) and retries the request.
 """
 
 from __future__ import annotations
@@ -14,9 +15,35 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from fastchat_tui import keys
+from fastchat_tui.config import SourceConfig
+from fastchat_tui.session import KeyLookup
+
+
+class SessionKeys:
+    """The session's ``key_lookup``: keys pasted in this run first (memory only, never written), then ``fallback``.
+
+    The last key pasted for a source wins until the app quits, whether or not it was also saved.
+    """
+
+    def __init__(self, fallback: KeyLookup) -> None:
+        self._fallback = fallback
+        self._keys: dict[str, str] = {}
+
+    def __call__(self, source: SourceConfig) -> str | None:
+        return self._keys.get(source.name) or self._fallback(source)
+
+    def use(self, name: str, key: str) -> None:
+        keys.remember(key)  # redacted from logs like a key from the keyring
+        self._keys[name] = key
+
 
 class KeyPrompt(ModalScreen[str | None]):
-    """A modal, masked key input for one source; dismisses with the key or ``None``."""
+    """A modal, masked key input for one source; dismisses with the key or ``None``.
+
+    ``rejected``: a key was sent and refused with HTTP ``status``; otherwise none was sent.
+    ``keyring_problem``: why no OS keyring is usable (the key can then be kept for this session only).
+    """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -47,44 +74,55 @@ class KeyPrompt(ModalScreen[str | None]):
     }
     """
 
-    def __init__(self, source: str, *, rejected: bool = False, env_var: str | None = None, note: str | None = None) -> None:
+    def __init__(self, source: str, *, rejected: bool = False, status: int = 401, env_var: str | None = None,
+                 keyring_problem: str | None = None) -> None:
         super().__init__()
         self.source = source
         self.rejected = rejected
+        self.status = status
         self.env_var = env_var
-        self.note = note
+        self.keyring_problem = keyring_problem
+        self.save = False
+        """After dismissal with a key: True if the user chose to keep it in the OS keyring."""
 
     def compose(self) -> ComposeResult:
-        why = "rejected the key (401)" if self.rejected else "has no API key"
-        where = "It will be kept in the OS keyring, never in a file."
+        why = f"rejected the key ({self.status})" if self.rejected else "wants an API key and none was sent"
+        if self.keyring_problem:
+            where = "No OS keyring is usable, so it is kept in memory until you quit, never written."
+        else:
+            where = "Save keeps it in the OS keyring, never in a file; or use it for this session only."
         if self.env_var:
             where += f" (Or set {self.env_var} and restart.)"
         with Vertical():
             yield Label(f"'{self.source}' {why}", id="key-title")
             yield Static(f"Paste the API key for '{self.source}'. {where}", id="key-help")
-            if self.note:
-                yield Static(self.note, id="key-note")
+            if self.keyring_problem:
+                yield Static(self.keyring_problem, id="key-note")
             yield Input(placeholder="API key", password=True, id="key-input")
             yield Static("", id="key-error")
             with Horizontal():
                 yield Button("Cancel", id="key-cancel")
-                yield Button("Save and retry", variant="primary", id="key-save")
+                if self.keyring_problem:
+                    yield Button("Use for this session", variant="primary", id="key-session")
+                else:
+                    yield Button("This session only", id="key-session")
+                    yield Button("Save and retry", variant="primary", id="key-save")
 
     def on_mount(self) -> None:
         self.query_one("#key-input", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self._submit()
+        self._submit(save=not self.keyring_problem)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if event.button.id == "key-save":
-            self._submit()
-        else:
+        if event.button.id == "key-cancel":
             self.action_cancel()
+        else:
+            self._submit(save=event.button.id == "key-save")
 
-    def _submit(self) -> None:
+    def _submit(self, *, save: bool) -> None:
         field = self.query_one("#key-input", Input)
         key = field.value.strip()
         if not key:
@@ -94,6 +132,7 @@ class KeyPrompt(ModalScreen[str | None]):
             self.query_one("#key-error", Static).update("That has spaces in it; paste only the key itself.")
             return
         field.value = ""
+        self.save = save
         self.dismiss(key)
 
     def action_cancel(self) -> None:

@@ -45,16 +45,29 @@ class PromptInput(TextArea):
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
 
     async def _on_key(self, event: events.Key) -> None:
-        # Enter must not insert a newline: it bubbles up to the "submit" binding instead, in order
-        # after the keys typed before it (a priority binding would overtake keys still queued).
-        if event.key == "enter":
-            event.prevent_default()
+        """Run this widget's own bindings (Enter, Ctrl+J, Backspace, the arrows…) here, in arrival order.
+
+        Left to Textual, a bound key bubbles through the screen's and the app's queues before its
+        action runs, while the keys behind it, already queued here, are inserted first: a burst of
+        ``first⏎second⏎`` (a paste tool, tmux ``send-keys``, a laggy link) sent ``firstsecond``.
+        """
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
+                return
 
     def action_submit(self) -> None:
         text = self.text
         if text.strip():
-            self.post_message(self.Submitted(self, text))
             self.clear()
+            # Straight to the parent, where the keys before Enter went: through this widget's queue the
+            # message would be overtaken by the keys behind Enter (F2 would switch the source first).
+            (self.parent or self).post_message(self.Submitted(self, text))
+
+    def give_back(self, text: str) -> None:
+        """Put a submission the app refused back, ahead of whatever was typed since: as if Enter had not been pressed."""
+        self.insert(text, (0, 0))
 
     def action_newline(self) -> None:
         self.insert("\n")
