@@ -30,14 +30,13 @@ if TYPE_CHECKING:
     from fastchat_tui.session import Session
     from fastchat_tui.turn import SendOptions
 
-DESCRIPTION = __doc__.replace("``", "")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "review",
         help="review files or a diff (named, or piped on stdin)",
-        description=DESCRIPTION,
+        description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("files", nargs="*", metavar="FILE",
@@ -61,9 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_lines is not None and args.max_lines < 1:
         raise CommandError("--max-lines must be at least 1", 2)
-    config = load_config()
-    if args.source and args.source != "auto" and args.source not in config.sources:
-        raise CommandError(f"no source named '{args.source}' (configured: {', '.join(config.sources)})", 2)
+    config = load_config()  # an unknown -s was already refused as a usage error by cli.py, for every command
     stdin_is_tty = sys.stdin is None or sys.stdin.isatty()
     paths = list(args.files) or ([] if stdin_is_tty else ["-"])
     if not paths:
