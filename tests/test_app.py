@@ -279,3 +279,108 @@ async def test_ctrl_r_retries_a_cut_reply_with_the_options_it_was_sent_with(tmp_
         await until(pilot, lambda: app._turn is not None and app._turn.status == "complete" and not app.streaming)
         assert app._turn.text == "again" and app._turn.options.task == "review"
     assert [r.json["max_tokens"] for r in openai_server.stream_requests()] == [77, 77]
+
+
+# -- the transcript: search hits, typing, paging, the follow marker, reopened failures (issues 10, 13) --------
+
+
+async def test_a_search_hit_opens_the_chat_at_that_message(tmp_path, openai_server: OpenAIServer):
+    """``ChatsScreen.Open.message_id`` was ignored: the chat opened at its end, far from the hit."""
+    from textual.widgets import Input
+
+    from tests.test_store import record, stored_turn
+
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        recorder = app.store.recorder()
+        long_reply = " ".join(f"word{n}" for n in range(400))  # wraps to many lines: estimates are refined
+        for n in range(60):
+            record(recorder, stored_turn(f"question {n} zebra{n}", f"answer {n}: {long_reply}"))
+        await pilot.press("f3")
+        await until(pilot, lambda: app.screen.query(Input))
+        await pilot.press("slash", *"zebra17")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: app.screen is app.screen_stack[0] and app.chat.virtual_size.height > 0)
+        assert [line.rstrip() for line in visible_text(app).split("\n")[:2]] == ["You", "question 17 zebra17"]
+        await until(pilot, lambda: not app.chat.pending)  # every height is known now, the hit is still at the top
+        await pilot.pause()
+        assert [line.rstrip() for line in visible_text(app).split("\n")[:2]] == ["You", "question 17 zebra17"]
+        assert not app.chat.following and "↓ not following · End" in visible_text(app)
+        await pilot.press("end")  # in the prompt: follow again
+        await until(pilot, lambda: app.chat.following)
+        await pilot.pause()
+        assert "answer 59" in visible_text(app) or "word399" in visible_text(app)
+
+
+async def test_text_typed_into_the_transcript_goes_to_the_prompt(tmp_path, openai_server: OpenAIServer):
+    from textual import events
+
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.chat.focus()
+        await pilot.press(*"hello ")
+        await until(pilot, lambda: app.prompt_input.text == "hello ")
+        assert app.focused is app.prompt_input
+        app.chat.focus()
+        await pilot.pause()
+        app.post_message(events.Paste("world"))
+        await until(pilot, lambda: app.prompt_input.text == "hello world")
+        assert app.focused is app.prompt_input and not openai_server.stream_requests()
+
+
+async def test_page_keys_in_the_prompt_scroll_the_transcript(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=[f"line {i}\n\n" for i in range(200)]))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app._turn is not None and app._turn.ended and not app.chat.pending)
+        await pilot.pause()
+        bottom = app.chat.scroll_y
+        await pilot.press(*"draft", "pageup", "pageup")
+        await pilot.wait_for_animation()
+        assert app.chat.scroll_y < bottom and not app.chat.following
+        assert app.focused is app.prompt_input and app.prompt_input.text == "draft"
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        await pilot.wait_for_animation()
+        await until(pilot, lambda: app.chat.following)
+
+
+async def test_the_view_says_when_it_stopped_following(tmp_path, openai_server: OpenAIServer):
+    openai_server.push(Script(tokens=[f"line {i}\n\n" for i in range(200)], stall_at=100, stall_s=1.0))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: "line 99" in visible_text(app))  # the server pauses here
+        assert "↓" not in visible_text(app)
+        await pilot.press("pageup")
+        await pilot.wait_for_animation()
+        assert not app.chat.following and visible_text(app).split("\n")[-1].rstrip().endswith("↓ not following · End")
+        await until(pilot, lambda: visible_text(app).split("\n")[-1].rstrip().endswith("↓ new text · End"))
+        assert not app.chat.following
+        await pilot.press("end")
+        await until(pilot, lambda: app.chat.following)
+        await pilot.pause()
+        assert "↓" not in visible_text(app)
+
+
+async def test_a_reopened_failed_reply_shows_its_error(tmp_path, openai_server: OpenAIServer):
+    """Issue 13, item 15: a reopened chat showed a failed reply as ``✖ error · 0~ tokens``, its error gone."""
+    openai_server.push(Script(tokens=["fine"]), Script(status=400))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}, default="fast"),
+                      probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for prompt in ("one", "two"):
+            await pilot.press(*prompt, "enter")
+            await until(pilot, lambda p=prompt: app._turn is not None and app._turn.prompt == p and app._turn.ended
+                        and not app.streaming)
+        error = app._turn.error
+        assert error is not None
+        chat_id = app.session.recorder.chat_id
+        app.action_new_chat()
+        app.open_chat(chat_id)
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.pause()
+        screen = " ".join(visible_text(app).split())
+        assert "✖ error: " in screen and " ".join(error.message.split()) in screen

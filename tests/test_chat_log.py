@@ -6,12 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.app import App, ComposeResult
 from textual.geometry import Offset
 from textual.pilot import Pilot
 from textual.selection import SELECT_ALL, Selection
 
-from fastchat_tui.ui.chat_log import ChatLog
+from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ThinkingFigures
 from fastchat_tui.ui.chat_log.blocks import BlockSplitter
 from fastchat_tui.ui.chat_log.cache import CACHE_LINES
 
@@ -31,12 +32,16 @@ class LogApp(App[None]):
     def __init__(self) -> None:
         super().__init__()
         self.follow_events: list[bool] = []
+        self.typed: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield ChatLog()
 
     def on_chat_log_follow_changed(self, event: ChatLog.FollowChanged) -> None:
         self.follow_events.append(event.following)
+
+    def on_chat_log_typed(self, event: ChatLog.Typed) -> None:
+        self.typed.append(event.text)
 
 
 async def drawn(pilot: Pilot[None], log: ChatLog) -> None:
@@ -213,6 +218,10 @@ async def test_follow_stops_when_scrolled_up_and_resumes_with_end() -> None:
         ("cancelled", None, "⏹ cancelled"),
         ("cut", "connection lost", "✂ cut: connection lost"),
         ("error", "HTTP 500", "✖ error: HTTP 500"),
+        ("truncated", "cut at the token limit (512 tokens)", "✂ cut at the token limit (512 tokens)"),
+        ("truncated", None, "✂ cut at the token limit"),
+        ("empty", "no answer: the server sent no text", "⚠ no answer: the server sent no text"),
+        ("complete", "stopped by the provider's content filter", "ℹ stopped by the provider's content filter"),
     ],
 )
 async def test_unfinished_reply_keeps_its_text_and_gets_a_marker(status: str, note: str | None, marker: str) -> None:
@@ -406,3 +415,153 @@ async def test_loaded_replies_keep_their_labels_and_markers() -> None:
         ]
         with pytest.raises(ValueError):
             log.load([("system", "x")])
+
+
+# -- thinking blocks, endings, loading at a message, input (issues 11 and 13) ---------------------------
+
+
+async def test_thinking_streams_in_its_block_and_each_block_renders_once() -> None:
+    """Reasoning takes the answer's path: finished blocks rendered once into cached lines, only the
+    tail again; collapsing and expanding the block renders nothing anew but evicted lines."""
+    thoughts, answer = corpus.tokens(1500), corpus.tokens(300)
+    app = LogApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        for start in range(0, len(thoughts), 25):
+            for token in thoughts[start : start + 25]:
+                reply.append_reasoning(token)
+            await drawn(pilot, log)
+        assert reply.thinking_expanded and transcript(log)[1].startswith("▾ thinking…")
+        for token in answer:
+            reply.append(token)
+        reply.finish()
+        await drawn(pilot, log)
+        stats = log.render_stats
+        blocks = block_count("".join(thoughts)) + block_count("".join(answer))
+        assert stats.block_renders == blocks - 1  # the thinking's last block waits until the block is shown
+        assert stats.frames >= len(thoughts) // 25 and stats.tail_renders >= stats.frames // 2
+        assert reply.reasoning == "".join(thoughts) and reply.text == "".join(answer)
+        assert not reply.thinking_expanded and transcript(log)[1] == "▸ thinking"  # collapsed at the answer
+        collapsed = transcript(log)
+
+        log.toggle_thinking()
+        await drawn(pilot, log)
+        expanded = transcript(log)
+        assert len(expanded) > len(collapsed) + 100 and expanded[1] == "▾ thinking"
+        assert stats.block_renders == blocks  # every block once
+
+        log.load([PastMessage("assistant", "".join(answer), "m", reasoning="".join(thoughts))])
+        await drawn(pilot, log)
+        assert transcript(log) == collapsed  # a reopened reply: the same lines, the block collapsed
+        log.toggle_thinking()
+        await drawn(pilot, log)
+        assert transcript(log) == expanded
+
+
+async def test_reasoning_that_comes_after_the_answer_joins_the_block() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        reply.append_reasoning("first thought")
+        await drawn(pilot, log)
+        reply.append("The answer.")
+        await drawn(pilot, log)
+        reply.append_reasoning(", a late one")
+        reply.finish()
+        await drawn(pilot, log)
+        assert screen_lines(log)[:5] == ["m", "▸ thinking", "", "The answer.", ""]
+        log.toggle_thinking()
+        await drawn(pilot, log)
+        assert screen_lines(log)[:6] == ["m", "▾ thinking", "first thought, a late one", "", "The answer.", ""]
+
+
+async def test_a_click_on_the_thinking_header_toggles_the_block() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        reply.append_reasoning("Let me see.")
+        reply.show_thinking(ThinkingFigures(3, True, 1.25))
+        reply.append("Seen.")
+        reply.finish()
+        await drawn(pilot, log)
+        assert screen_lines(log)[:4] == ["m", "▸ thinking · 3 tokens · 1.2 s", "", "Seen."]
+        await pilot.click(ChatLog, offset=(3, 1))
+        await drawn(pilot, log)
+        assert screen_lines(log)[:5] == ["m", "▾ thinking · 3 tokens · 1.2 s", "Let me see.", "", "Seen."]
+        await pilot.click(ChatLog, offset=(3, 2))  # the text itself: nothing happens
+        await drawn(pilot, log)
+        assert screen_lines(log)[1].startswith("▾")
+
+
+async def test_loaded_replies_show_why_they_ended_and_their_reasoning_collapsed() -> None:
+    app = LogApp()
+    async with app.run_test(size=(70, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        log.load([
+            ("user", "q"),
+            PastMessage("assistant", "", "local · m", "error", "server error: HTTP 500 from upstream"),
+            PastMessage("assistant", "", "local · m", "truncated", "cut at the token limit: all 20 tokens went to reasoning",
+                        "Okay, the user", ThinkingFigures(20, False, 0.31)),
+        ])
+        await drawn(pilot, log)
+        assert screen_lines(log)[:12] == [
+            "You", "q", "",
+            "local · m", "", "✖ error: server error: HTTP 500 from upstream", "",
+            "local · m", "▸ thinking · 20~ tokens · 0.3 s", "", "✂ cut at the token limit: all 20 tokens went to reasoning",
+            "",
+        ]
+
+
+async def test_loading_at_a_message_keeps_it_at_the_top_while_heights_are_refined() -> None:
+    words = " ".join(f"word{n}" for n in range(300))
+    messages = [(role, f"{role} {n}: {words}") for n in range(80) for role in ("user", "assistant")]
+    app = LogApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        log = app.query_one(ChatLog)
+        log.load(messages, scroll_to=61)  # the assistant's reply number 30
+        await pilot.pause()
+        assert not log.following and screen_lines(log)[:2] == ["assistant", "assistant 30: " + words[:60].rsplit(" ", 1)[0]]
+        await drawn(pilot, log)
+        assert screen_lines(log)[0] == "assistant" and screen_lines(log)[1].startswith("assistant 30: ")
+        assert not log.following and "↓ not following · End" in screen_lines(log)[-1]
+
+        log.load(messages, scroll_to=61)
+        await pilot.pause()
+        log.scroll_home(animate=False)  # the user scrolls: the hit is no longer held
+        await drawn(pilot, log)
+        assert log.scroll_y == 0 and screen_lines(log)[:2] == ["You", "user 0: " + words[:70].rsplit(" ", 1)[0]]
+
+
+async def test_the_log_says_when_it_stopped_following() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        log.focus()
+        reply = log.start_reply("m")
+        reply.append("line\n\n" * 40)
+        await drawn(pilot, log)
+        assert "↓" not in "".join(screen_lines(log))
+        await pilot.press("pageup")
+        await pilot.wait_for_animation()
+        assert screen_lines(log)[-1].endswith("↓ not following · End")
+        assert "↓" not in transcript(log)[-1]  # the marker is drawn over the view, not part of the text
+        reply.append("more\n\n")
+        await drawn(pilot, log)
+        assert screen_lines(log)[-1].endswith("↓ new text · End")
+        await pilot.press("end")
+        await drawn(pilot, log)
+        assert log.following and "↓" not in "".join(screen_lines(log))
+
+
+async def test_text_typed_or_pasted_into_the_log_is_handed_on() -> None:
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        log.focus()
+        await pilot.press("h", "i", "space", "pageup", "ctrl+t")
+        app.post_message(events.Paste("pasted\ntext"))
+        await pilot.pause()
+        assert app.typed == ["h", "i", " ", "pasted\ntext"]

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import time
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from textual import work
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -21,13 +25,14 @@ from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, S
 from fastchat_tui.meter import live_summary, summary
 from fastchat_tui.router import fallback_text, status_text
 from fastchat_tui.session import Session
-from fastchat_tui.sources.base import ErrorKind, Probe, TextDelta
+from fastchat_tui.sources.base import ErrorKind, Probe, ReasoningDelta, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
-from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus
+from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ReplyEntry, ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
+from fastchat_tui.ui.screens.key_prompt import KeyPrompt, SessionKeys
 from fastchat_tui.ui.screens.source_picker import SourcePicker
-from fastchat_tui.ui.themes import load_themes
+from fastchat_tui.ui.themes import load_themes, remember_theme, remembered_theme
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
 from fastchat_tui.ui.widgets.status_bar import StatusBar
@@ -62,6 +67,14 @@ def _tune_gc() -> None:
     gc.set_threshold(2_000, 10, 100)
 
 
+THINKING: dict[str, bool | str | None] = {
+    "off": False, "on": True, "low": "low", "medium": "medium", "high": "high", "source default": None,
+}
+"""The thinking settings a chat can switch to (``SendOptions.think``); ``None``: each source's own."""
+RETRIED = ("cut", "error", "cancelled", "truncated", "empty")
+"""The endings Ctrl+R retries: failures, and replies that gave no answer or stopped at the token limit."""
+
+
 class FastchatApp(App[None]):
     """Chat with any configured source; F2 switches, Esc cancels, Ctrl+Q quits."""
 
@@ -73,6 +86,9 @@ class FastchatApp(App[None]):
         Binding("ctrl+r", "retry", "Retry"),
         Binding("f3", "chats", "Chats"),
         Binding("ctrl+end", "follow", "Follow", show=False),
+        Binding("ctrl+t", "toggle_thinking", "Thinking"),
+        Binding("pageup", "page_transcript(-1)", show=False, priority=True),
+        Binding("pagedown", "page_transcript(1)", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -95,14 +111,21 @@ class FastchatApp(App[None]):
         self.initial = (initial_prompt, initial_label, initial_options) if initial_prompt else None
         self._startup_warnings: list[str] = []
         self.session = session or Session.open(config, on_problem=self._history_problem)
+        self.session_keys = SessionKeys(self.session.key_lookup)  # keys pasted "for this session only"
+        self.session.key_lookup = self.session_keys
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self._reply_worker: Worker | None = None
         self._turn: Turn | None = None
+        self.think: bool | str | None = None
+        """The chat's thinking setting, sent with every prompt (``None``: each source's own)."""
         themes, self._theme_warnings = load_themes()
         for theme in themes:
             self.register_theme(theme)
-        if config.theme in self.available_themes:
+        chosen = remembered_theme(config.theme)  # the palette's last choice, unless the config changed since
+        if chosen in self.available_themes:
+            self.theme = chosen
+        elif config.theme in self.available_themes:
             self.theme = config.theme
         else:
             self._theme_warnings.append(f"theme '{config.theme}' not found; using fastchat-dark")
@@ -139,6 +162,11 @@ class FastchatApp(App[None]):
         if self.probe_on_start:
             self.probe_sources()
 
+    def watch_theme(self, theme: str) -> None:
+        """Remember a theme chosen while running (the command palette) for the next start."""
+        if self.is_running and (problem := remember_theme(theme, self.config.theme)):
+            self.notify(problem, severity="warning", timeout=10)
+
     def _history_problem(self, message: str) -> None:
         if self.is_running:
             self.notify(message, severity="warning", timeout=10)
@@ -168,12 +196,18 @@ class FastchatApp(App[None]):
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         if self.streaming:
             self.notify("A reply is still streaming: Esc cancels it.", severity="warning")
-            message.prompt_input.text = message.text
+            message.prompt_input.give_back(message.text)
             return
         self.send(message.text)
 
     def send(self, prompt: str, *, shown: str | None = None, options: SendOptions | None = None) -> None:
-        """Send ``prompt`` in the current conversation; the transcript shows ``shown`` (default: the prompt)."""
+        """Send ``prompt`` in the current conversation; the transcript shows ``shown`` (default: the prompt).
+        The chat's thinking setting, if any, goes with it."""
+        options = options or SendOptions()
+        if options.source is None:  # the selection when Enter was pressed: an F2 right after must not re-route it
+            options = replace(options, source=self.session.selected)
+        if self.think is not None:
+            options = replace(options, think=self.think)
         self.chat.add_user(shown or prompt)
         self._follow(self.session.stream(prompt, options))
 
@@ -193,8 +227,19 @@ class FastchatApp(App[None]):
                             assert turn is not None
                             entry = self.chat.start_reply(f"{turn.source} · {turn.model}")
                         entry.append(event.text)
+                    elif isinstance(event, ReasoningDelta):
+                        if entry is None:
+                            assert turn is not None
+                            entry = self.chat.start_reply(f"{turn.source} · {turn.model}")
+                        if not entry.has_thinking:
+                            self.call_later(self.refresh_bindings)  # Ctrl+T shows in the footer
+                        entry.append_reasoning(event.text)
                     elif isinstance(event, Progress):
                         self.status.show(meter=live_summary(event.reading))
+                        if entry is not None and entry.has_thinking:
+                            meter = event.turn.meter
+                            elapsed = time.perf_counter() - meter.t_send if meter else None
+                            entry.show_thinking(ThinkingFigures.of(event.reading, elapsed))
                     elif isinstance(event, Routed):
                         turn = event.turn
                         for warning in turn.route.warnings if turn.route else ():
@@ -202,6 +247,7 @@ class FastchatApp(App[None]):
                     elif isinstance(event, Attempt):
                         turn = self._turn = event.turn
                         self.status.show(route=self._route_line(turn), meter="waiting for first token…")
+                        self.refresh_bindings()  # nothing to retry while it streams
                     elif isinstance(event, Fallback):
                         self.chat.add_notice(fallback_text(event.failed, event.next, event.error), "warning")
                     elif isinstance(event, Finished):
@@ -221,52 +267,61 @@ class FastchatApp(App[None]):
         if turn is None:
             return
         status = turn.status if turn.ended else "cancelled"
-        note = f"{turn.error.kind}: {turn.error.message}" if turn.error else None
+        note = turn.error.shown if turn.error else turn.end_note
+        reading = turn.reading()
+        if entry is None and status in ("truncated", "empty"):  # nothing streamed: still say how it ended
+            entry = self.chat.start_reply(f"{turn.source} · {turn.model}")
         if entry is not None:
+            if entry.has_thinking and reading is not None:
+                entry.show_thinking(ThinkingFigures.of(reading))
             entry.finish(cast(ReplyStatus, status), note)
         elif turn.error:
-            self.chat.add_notice(f"{turn.source or 'fastchat'}: {note}", "error")
+            self.chat.add_notice(turn.error.shown, "error")
         elif status == "cancelled":
             self.chat.add_notice("cancelled before the first token", "warning")
-        reading = turn.reading()
-        self.status.show(meter=summary(reading, status) if reading else status)
+        self.status.show(meter=summary(reading, status, turn.end_note) if reading else status)
+        self.refresh_bindings()  # lights Ctrl+R Retry in the footer: the hint that covers nothing
         if turn.failed_with(ErrorKind.AUTH):
             self._ask_for_key(turn)
-        elif status in ("cut", "error"):
-            self.notify("Ctrl+R retries this prompt" + (" on the next source" if turn.route and turn.route.fallbacks else ""),
-                        timeout=6)
 
     def _ask_for_key(self, turn: Turn) -> None:
-        """A source rejected its key (or had none): ask for one, keep it in the keyring, retry there."""
+        """A source rejected its key (or had none): ask for one, use it from now on (saved in the keyring
+        if the user chooses and one is usable, else for this session only), retry there."""
         from fastchat_tui import keys
-        from fastchat_tui.ui.screens.key_prompt import KeyPrompt
 
         rejected = turn.failed_with(ErrorKind.AUTH)
         spec = self.config.sources.get(rejected.source if rejected else "")
-        if spec is None or spec.kind != "openai":
+        if rejected is None or spec is None or spec.kind != "openai":
             return
 
         def entered(key: str | None) -> None:
             if not key:
                 return
-            try:
-                self.session.save_key(spec.name, key)
-            except keys.KeyringUnavailable as exc:
-                self.notify(str(exc), severity="error", timeout=15)
-                return
-            self.chat.add_notice(f"key for {spec.name} saved in the OS keyring; retrying", "information")
+            self.session_keys.use(spec.name, key)
+            kept = "kept for this session only"
+            if prompt.save:
+                try:
+                    self.session.save_key(spec.name, key)
+                    kept = "saved in the OS keyring"
+                except keys.KeyringUnavailable as exc:
+                    self.notify(f"The key was not saved: {exc}", severity="warning", timeout=15)
+            self.session.forget_source(spec.name)  # the warm client was built with the old key (or none)
+            self.chat.add_notice(f"key for {spec.name} {kept}; retrying", "information")
             self._follow(self.session.retry(turn, source=spec.name))
 
-        had_key = self.session.key_lookup(spec) is not None
-        self.push_screen(KeyPrompt(spec.name, rejected=had_key, env_var=spec.api_key_env, note=keys.keyring_problem()), entered)
+        prompt = KeyPrompt(spec.name, rejected=bool(self.session.key_lookup(spec)), status=rejected.status or 401,
+                           env_var=spec.api_key_env, keyring_problem=keys.keyring_problem())
+        self.push_screen(prompt, entered)
 
     def action_retry(self) -> None:
-        """Send the last prompt again after a cut or failed reply: on the next source of its route if any."""
-        turn = self._turn
-        if self.streaming or turn is None or turn.status not in ("cut", "error", "cancelled"):
+        """Send the last prompt again after a reply that failed, was cut, gave no answer or stopped at the
+        token limit: on the next source of its route if any, with the same options."""
+        turn = self._retryable()
+        if self.streaming or turn is None:
             return
         events = self.session.retry(turn)
-        self.chat.add_notice(f"retrying on {self.session.retry_route(turn).source}", "information")
+        limit = " with the same max_tokens (raise it in the config for a longer reply)" if turn.status == "truncated" else ""
+        self.chat.add_notice(f"retrying on {self.session.retry_route(turn).source}{limit}", "information")
         self._follow(events)
 
     def on_prompt_input_follow_requested(self) -> None:
@@ -275,6 +330,46 @@ class FastchatApp(App[None]):
     def action_follow(self) -> None:
         """Scroll the transcript to the newest text and keep following the stream."""
         self.chat.resume_following()
+
+    def on_chat_log_typed(self, message: ChatLog.Typed) -> None:
+        """Text typed into the transcript goes to the prompt (the transcript takes none)."""
+        self.prompt_input.focus()
+        self.prompt_input.insert(message.text)
+
+    def action_page_transcript(self, pages: int) -> None:
+        """PageUp/PageDown in the prompt scroll the transcript (elsewhere they do what they always do)."""
+        if self.focused is not self.prompt_input:
+            raise SkipAction()
+        if pages < 0:
+            self.chat.action_page_up()
+        else:
+            self.chat.action_page_down()
+
+    def action_toggle_thinking(self) -> None:
+        """Ctrl+T: show or hide the thinking of the last reply (the one in view when scrolled up)."""
+        self.chat.toggle_thinking()
+
+    def action_thinking_default(self) -> None:
+        """Palette: thinking blocks expanded, or collapsed once the answer starts (the default), in every reply."""
+        self.chat.thinking_expanded = not self.chat.thinking_expanded
+        self.notify(f"Thinking blocks {'expanded' if self.chat.thinking_expanded else 'collapsed'}", timeout=3)
+
+    def set_thinking(self, name: str) -> None:
+        """Switch thinking for this chat's prompts (a key of :data:`THINKING`); the status bar shows it."""
+        self.think = THINKING[name]
+        self.status.show(think="" if self.think is None else name)
+
+    def _retryable(self) -> Turn | None:
+        """The last reply, if it ended in a way Ctrl+R retries (:data:`RETRIED`)."""
+        turn = self._turn
+        return turn if turn is not None and turn.status in RETRIED else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_thinking":
+            return self.chat.has_thinking  # shown in the footer once a reply has a thinking block
+        if action == "retry":
+            return True if self._retryable() else None  # lit in the footer while there is a reply to retry, else dim
+        return True
 
     def action_cancel_reply(self) -> None:
         """Stop the streaming reply; the text so far is kept and marked cancelled."""
@@ -309,7 +404,7 @@ class FastchatApp(App[None]):
         self.push_screen(ChatsScreen(self.store, getattr(self.session.recorder, "chat_id", None)))
 
     def on_chats_screen_open(self, message) -> None:
-        self.open_chat(message.chat_id)
+        self.open_chat(message.chat_id, message.message_id)
 
     def on_chats_screen_new(self, message) -> None:
         self.action_new_chat()
@@ -318,19 +413,22 @@ class FastchatApp(App[None]):
         if getattr(self.session.recorder, "chat_id", None) == message.chat_id:
             self.action_new_chat()
 
-    def open_chat(self, chat_id: int) -> None:
-        """Show a saved chat, with each reply's meter line, and continue it."""
+    def open_chat(self, chat_id: int, message_id: int | None = None) -> None:
+        """Show a saved chat, with each reply's meter line, how it ended and its reasoning (collapsed), and
+        continue it; with ``message_id`` (a search hit) the transcript opens at that message."""
         self.action_cancel_reply()
         self.session.resume(chat_id)
-        entries = []
+        entries: list[PastMessage] = []
+        hit = None
         for stored in self.store.messages(chat_id):
-            if stored.role == "assistant" and stored.reply:
-                entries.append(("assistant", stored.content, stored.reply.line(), stored.reply.status))
-            elif stored.role in ("user", "assistant"):
-                entries.append((stored.role, stored.content, None, "complete"))
-        self.chat.load(entries)
+            if stored.role in ("user", "assistant"):
+                if stored.id == message_id:
+                    hit = len(entries)
+                entries.append(PastMessage.from_stored(stored))
+        self.chat.load(entries, scroll_to=hit)
         self.query(AttachmentsView).remove()
         self.status.show(route="", meter="")
+        self.refresh_bindings()
 
     def action_new_chat(self) -> None:
         self.action_cancel_reply()
@@ -338,6 +436,7 @@ class FastchatApp(App[None]):
         self.chat.clear()
         self.query(AttachmentsView).remove()  # the files belonged to the old conversation
         self.status.show(route="", meter="")
+        self.refresh_bindings()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -346,6 +445,13 @@ class FastchatApp(App[None]):
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
         yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)
         yield bench_command(self)
+        for name, value in THINKING.items():
+            now = " (now)" if value == self.think else ""
+            yield SystemCommand(f"Thinking: {name}{now}", "Switch the model's reasoning for this chat's prompts",
+                                partial(self.set_thinking, name))
+        expanded = self.chat.thinking_expanded
+        yield SystemCommand(f"Thinking blocks: {'collapse once answered' if expanded else 'keep expanded'}",
+                            "Change how every reply's thinking shows (Ctrl+T toggles one)", self.action_thinking_default)
 
     async def on_unmount(self) -> None:
         await self.session.aclose()

@@ -3,12 +3,13 @@
 `ChatLog` keeps up with replies streamed at 20,000 tokens a second because a reply is
 cut into top-level Markdown blocks as it arrives (`blocks`), each finished block is
 rendered once (`render`, in the log's Markdown flavour: `markdown`) into cached lines
-(`cache`) held by its entry (`entries`), only the unfinished tail is rendered again, at
-most once per frame (`pacing`), and the widget draws only the lines on screen (`widget`).
+(`cache`) held by its entry (`entries`; a reply's answer and thinking each stream as a
+`flow`), only the unfinished tail is rendered again, at most once per frame (`pacing`),
+and the widget draws only the lines on screen (`widget`).
 """
 
-from fastchat_tui.ui.chat_log.entries import ReplyEntry, ReplyStatus, Severity
+from fastchat_tui.ui.chat_log.entries import PastMessage, ReplyEntry, ReplyStatus, Severity, ThinkingFigures
 from fastchat_tui.ui.chat_log.render import RenderStats
 from fastchat_tui.ui.chat_log.widget import ChatLog
 
-__all__ = ["ChatLog", "RenderStats", "ReplyEntry", "ReplyStatus", "Severity"]
+__all__ = ["ChatLog", "PastMessage", "RenderStats", "ReplyEntry", "ReplyStatus", "Severity", "ThinkingFigures"]

@@ -2,47 +2,55 @@
 
 An entry keeps its finished content as pieces (a header, a block, a blank line) with
 their heights, so the log can place every entry without holding its lines. A reply
-also has live lines, the unfinished tail re-rendered as text streams in: each finished
-block is rendered once, and an open code fence draws its completed lines in chunks.
+also has live lines, the unfinished tail re-rendered as text streams in (see `flow`).
+A reply of a model that reasons has a thinking block above its answer: dimmed, with its
+token count and duration in a header line, shown while it streams and collapsed to
+that line once the answer starts (or as the user toggles it).
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from textual.strip import Strip
 
-from fastchat_tui.ui.chat_log.blocks import Block, BlockKind, BlockSplitter
+from fastchat_tui.meter import Reading, tokens_text
+from fastchat_tui.sources.base import error_text
 from fastchat_tui.ui.chat_log.cache import BLANK_PIECE, Piece, StripCache
+from fastchat_tui.ui.chat_log.flow import Flow, clean
 from fastchat_tui.ui.chat_log.render import BLANK, Renderer
 
-__all__ = ["FENCE_RERENDER_LINES", "FINISHED", "Entry", "ReplyEntry", "ReplyStatus", "Severity", "TextEntry"]
+if TYPE_CHECKING:
+    from fastchat_tui.store import StoredMessage
 
-ReplyStatus = Literal["streaming", "complete", "cancelled", "error", "cut"]
+__all__ = ["FINISHED", "Entry", "PastMessage", "ReplyEntry", "ReplyStatus", "Severity", "TextEntry", "ThinkingFigures"]
+
+ReplyStatus = Literal["streaming", "complete", "truncated", "empty", "cancelled", "error", "cut"]
 Severity = Literal["information", "warning", "error"]
 
-FINISHED: tuple[ReplyStatus, ...] = ("complete", "cancelled", "error", "cut")
+FINISHED: tuple[ReplyStatus, ...] = ("complete", "truncated", "empty", "cancelled", "error", "cut")
 """The statuses of a reply that has ended."""
-FENCE_RERENDER_LINES = 150
-"""A streamed fence up to this many lines is re-rendered whole when it closes."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _NOTICE_ICONS = {"information": "ℹ", "warning": "⚠", "error": "✖"}
-_STATUS_MARKERS = {"cancelled": "⏹ cancelled", "cut": "✂ cut", "error": "✖ error"}
-
-
-def _clean(text: str) -> str:
-    """Drop carriage returns and neutralise other control characters."""
-    return _CONTROL.sub("\ufffd", text.replace("\r", ""))
-
-
-def _separator(previous: BlockKind | None, kind: BlockKind | None, gap: bool) -> bool:
-    """Whether a blank line goes between two blocks (not between tight list items)."""
-    return previous is not None and not (previous == "list" and kind == "list" and not gap)
+_MARKERS: dict[str, tuple[str, str]] = {
+    "cancelled": ("⏹ cancelled", "chat-log--status"),
+    "cut": ("✂ cut", "chat-log--status"),
+    "error": ("✖ error", "chat-log--notice-error"),
+}
+"""A reply that failed: its marker (then ": " and why), and the marker's component."""
+_ENDINGS: dict[str, tuple[str, str, str]] = {
+    "truncated": ("✂", "cut at the token limit", "chat-log--status"),
+    "empty": ("⚠", "no answer", "chat-log--status"),
+    "complete": ("ℹ", "", "chat-log--notice-information"),
+}
+"""A reply that ended normally: its icon, the words when it has no note (the note says
+why, e.g. "cut at the token limit (512 tokens)"), and the component."""
+THINKING = "chat-log--thinking"
+THINKING_HEADER = "chat-log--thinking-header"
 
 
 def _estimate_lines(text: str, width: int) -> int:
@@ -116,7 +124,7 @@ class TextEntry(Entry):
 
     def __init__(self, text: str, component: str, header: tuple[str, str] | None = None) -> None:
         super().__init__()
-        self.text = _clean(text)
+        self.text = clean(text)
         self.component = component
         self.header = header
 
@@ -144,11 +152,108 @@ class TextEntry(Entry):
         self._add_blank()
 
 
-class ReplyEntry(Entry):
-    """An assistant reply. Append text as it streams, then finish it.
+@dataclass(frozen=True, slots=True)
+class ThinkingFigures:
+    """What a thinking block's header says: how many tokens the reasoning took (`exact`: the
+    source's count, else a count of chunks, marked ~) and how long (`seconds`)."""
 
-    Call `append` and `finish` on the app's event loop (from a thread worker, go
-    through `App.call_from_thread`).
+    tokens: int | None = None
+    exact: bool = False
+    seconds: float | None = None
+
+    @classmethod
+    def of(cls, reading: Reading, elapsed_s: float | None = None) -> ThinkingFigures:
+        """From the meter: the reasoning tokens, and the time from the request to the first
+        answer text (the meter's time to answer), else to the end (`total_s`), else, while it
+        streams, `elapsed_s` since the request."""
+        seconds = reading.time_to_answer_s
+        if seconds is None:
+            seconds = reading.total_s if reading.total_s is not None else elapsed_s
+        return cls(reading.reasoning_tokens, reading.reasoning_exact, seconds)
+
+    def text(self, streaming: bool) -> str:
+        """``thinking · 963 tokens · 1.2 s`` (``thinking…`` while it streams)."""
+        parts = ["thinking…" if streaming else "thinking"]
+        if self.tokens:
+            parts.append(tokens_text(self.tokens, self.exact))
+        if self.seconds is not None:
+            parts.append(f"{self.seconds:.1f} s")
+        return " · ".join(parts)
+
+
+class PastMessage(NamedTuple):
+    """A saved message, as `ChatLog.load` shows it. A reply's `label` defaults to the log's;
+    its `status` and `note` set its marker; `reasoning` (with its `thinking` figures) shows
+    as a thinking block."""
+
+    role: str
+    text: str
+    label: str | None = None
+    status: str = "complete"
+    note: str | None = None
+    reasoning: str = ""
+    thinking: ThinkingFigures | None = None
+
+    @classmethod
+    def from_stored(cls, stored: StoredMessage) -> PastMessage:
+        """A message from the history: a reply under its meter line, with why it failed or
+        fell short (the provider's error, or the note it ended with) and its reasoning."""
+        reply = stored.reply
+        if stored.role != "assistant" or reply is None:
+            return cls(stored.role, stored.content, reasoning=stored.reasoning)
+        note = error_text(reply.error_kind or reply.status, reply.error_message) if reply.error_message else reply.end_note
+        thinking = ThinkingFigures.of(reply.reading()) if stored.reasoning else None
+        return cls("assistant", stored.content, reply.line(), reply.status, note, stored.reasoning, thinking)
+
+
+class _Thinking:
+    """A reply's thinking block: its flow, whether it is shown, and its header line."""
+
+    def __init__(self, text: str, expanded: bool, figures: ThinkingFigures, streaming: bool) -> None:
+        self.flow = Flow(text, tint=THINKING)
+        self.expanded = expanded
+        self.figures = figures
+        self.streaming = streaming
+        """Reasoning may still come (the answer has not started, the reply not ended)."""
+        self.toggled = False
+        """The user chose expanded or collapsed: the block no longer collapses by itself."""
+        self._header: Piece | None = None
+        if not streaming:
+            self.flow.close()
+
+    @property
+    def header(self) -> Piece:
+        """The header line as a piece, made anew only when what it says changed."""
+        if self._header is None:
+            text = ("▾ " if self.expanded else "▸ ") + self.figures.text(self.streaming)
+            self._header = Piece(partial(Renderer.line, text=text, component=THINKING_HEADER), 1)
+        return self._header
+
+    def changed(self) -> None:
+        self._header = None
+
+    def stop(self) -> None:
+        """No more reasoning comes."""
+        if self.streaming:
+            self.streaming = False
+            self.flow.close()
+            self.changed()
+
+    def reopen(self, text: str) -> None:
+        """Reasoning after the answer started (rare): the block is made again with it, closed (a
+        flow not rendered yet, made again already, takes it as it is)."""
+        if self.flow.key is None:
+            self.flow.append(text)
+            return
+        self.flow = Flow(self.flow.text + text, tint=THINKING)
+        self.flow.close()
+
+
+class ReplyEntry(Entry):
+    """An assistant reply. Append text (and reasoning) as it streams, then finish it.
+
+    Call `append`, `append_reasoning` and `finish` on the app's event loop (from a thread
+    worker, go through `App.call_from_thread`).
     """
 
     def __init__(
@@ -157,27 +262,50 @@ class ReplyEntry(Entry):
         text: str = "",
         status: ReplyStatus = "streaming",
         changed: Callable[[ReplyEntry, bool], None] | None = None,
+        *,
+        note: str | None = None,
+        reasoning: str = "",
+        thinking: ThinkingFigures | None = None,
+        expand_thinking: bool = False,
     ) -> None:
-        """`changed(reply, urgent)` is called when the reply has something new to draw."""
+        """`changed(reply, urgent)` is called when the reply has something new to draw.
+        `reasoning` (with its `thinking` figures) is shown collapsed unless `expand_thinking`;
+        while a reply streams, `expand_thinking` keeps the block open once the answer starts."""
         super().__init__()
         self.label = label
         self._changed = changed
-        self._parts: list[str] = [text] if text else []
-        self._pending: list[str] = list(self._parts)
         self._status: ReplyStatus = status
-        self._note: str | None = None
-        self._closing = status != "streaming"
-        self._splitter = BlockSplitter()
-        self._last_kind: BlockKind | None = None
-        self._fence: list[Strip] = []
-        self._fence_lines = 0
+        self._note = note
+        self._expand_thinking = expand_thinking
+        self._answer = Flow(text)
+        self._thinking: _Thinking | None = None
+        self._label_piece: Piece | None = None
+        self._rebuild = False
+        """Something came that the pieces made so far cannot take in (reasoning after the
+        answer's first blocks): render the whole reply again."""
+        if reasoning:
+            self._add_thinking(reasoning, expand_thinking, thinking or ThinkingFigures(), streaming=False)
+        if status != "streaming":
+            self._answer.close()
 
     @property
     def text(self) -> str:
-        """The reply text received so far."""
-        if len(self._parts) > 1:
-            self._parts[:] = ["".join(self._parts)]
-        return self._parts[0] if self._parts else ""
+        """The answer text received so far."""
+        return self._answer.text
+
+    @property
+    def reasoning(self) -> str:
+        """The reasoning text received so far ("" when the model did not reason)."""
+        return self._thinking.flow.text if self._thinking is not None else ""
+
+    @property
+    def has_thinking(self) -> bool:
+        return self._thinking is not None
+
+    @property
+    def thinking_expanded(self) -> bool:
+        """Whether the thinking block shows its text (False also when there is none)."""
+        return self._thinking is not None and self._thinking.expanded
 
     @property
     def status(self) -> ReplyStatus:
@@ -191,95 +319,148 @@ class ReplyEntry(Entry):
         """Stop reporting changes (the reply left the log)."""
         self._changed = None
 
+    def _notify(self, urgent: bool) -> None:
+        if self._changed is not None:
+            self._changed(self, urgent)
+
     def append(self, text: str) -> None:
-        """Add streamed text; it is drawn on the next frame."""
+        """Add streamed answer text; it is drawn on the next frame. The first words of the
+        answer end the thinking and collapse its block (unless kept open)."""
         if self.finished or not text:
             return
-        self._parts.append(text)
-        self._pending.append(text)
-        if self._changed is not None:
-            self._changed(self, False)
+        self._answer.append(text)
+        thinking = self._thinking
+        if thinking is not None and thinking.streaming and text.strip():
+            thinking.stop()
+            if not thinking.toggled and not self._expand_thinking:
+                thinking.expanded = False
+        self._notify(False)
+
+    def append_reasoning(self, text: str) -> None:
+        """Add streamed reasoning; it is drawn on the next frame, in the thinking block."""
+        if self.finished or not text:
+            return
+        thinking = self._thinking
+        if thinking is None:
+            self._add_thinking(text, True, ThinkingFigures(), streaming=True)
+            self._rebuild = self.key is not None  # the block goes above what was drawn
+        elif thinking.streaming:
+            thinking.flow.append(text)
+        else:
+            thinking.reopen(text)
+        self._notify(False)
+
+    def _add_thinking(self, text: str, expanded: bool, figures: ThinkingFigures, streaming: bool) -> None:
+        self._thinking = _Thinking(text, expanded, figures, streaming)
+        self._answer.after = "paragraph"  # a blank line between the block and the answer
+
+    def show_thinking(self, figures: ThinkingFigures) -> None:
+        """Update the thinking block's header (tokens, duration)."""
+        thinking = self._thinking
+        if thinking is not None and figures != thinking.figures:
+            thinking.figures = figures
+            thinking.changed()
+            self._notify(False)
+
+    def toggle_thinking(self, expanded: bool | None = None) -> bool:
+        """Show or hide the thinking text (`expanded`; None: the other way); whether there is a block."""
+        thinking = self._thinking
+        if thinking is None:
+            return False
+        thinking.expanded = not thinking.expanded if expanded is None else expanded
+        thinking.toggled = True
+        thinking.changed()
+        self._notify(True)
+        return True
+
+    def is_thinking_header(self, y: int) -> bool:
+        """Whether row `y` of the entry is the thinking block's header line."""
+        return self._thinking is not None and self.key is not None and y == 1
 
     def finish(self, status: ReplyStatus = "complete", note: str | None = None) -> None:
-        """End the reply. A reply that did not complete keeps its text and gets a marker."""
+        """End the reply. A reply that did not complete keeps its text and gets a marker; so
+        does one that ended normally with a `note` (why it is truncated, empty, ...)."""
         if self.finished:
             return
         if status == "streaming":
             raise ValueError("a reply cannot finish as 'streaming'")
         self._status = status
         self._note = note
-        self._closing = True
-        if self._changed is not None:
-            self._changed(self, True)
+        self._answer.close()
+        if self._thinking is not None:
+            self._thinking.stop()
+        self._notify(True)
 
     def estimate(self, width: int) -> int:
-        return _estimate_lines(self.text, width) + 2 + (self._status not in ("streaming", "complete"))
-
-    def _consume(self) -> list[Block]:
-        """Feed pending text to the splitter; return the blocks it finished."""
-        blocks = self._splitter.feed(_clean("".join(self._pending))) if self._pending else []
-        self._pending.clear()
-        if self._closing:
-            blocks += self._splitter.close()
-            self._closing = False
-        return blocks
+        thinking = self._thinking
+        lines = 0
+        if thinking is not None:
+            lines = 1 + (_estimate_lines(thinking.flow.text, width) + 1 if thinking.expanded else 0)
+        return lines + _estimate_lines(self.text, width) + 2 + (self._ending() is not None)
 
     def render(self, renderer: Renderer, cache: StripCache | None) -> None:
-        self._consume()
         self._reset(renderer)
-        header = partial(Renderer.line, text=self.label, component="chat-log--assistant-header")
-        self._add_piece(header, renderer, cache)
-        self._last_kind = None
-        self._fence, self._fence_lines = [], 0
-        for block in self._splitter.blocks:
-            self._settle(block, renderer, cache)
-        self._render_live(renderer)
+        self._rebuild = False
+        self._label_piece = None
+        thinking = self._thinking
+        if thinking is not None and thinking.expanded:
+            thinking.flow.render(renderer, cache)
+        self._answer.render(renderer, cache)
+        self._layout(renderer, cache)
 
     def advance(self, renderer: Renderer, cache: StripCache) -> None:
         """Render what arrived since the last frame."""
-        for block in self._consume():
-            strips = None
-            if block.kind == "fence" and self._fence and block.code.count("\n") >= FENCE_RERENDER_LINES:
-                strips = self._fence + renderer.code("", "", top=False)
-            self._settle(block, renderer, cache, strips)
-        self._render_live(renderer)
+        if self._rebuild:
+            self.render(renderer, cache)
+            return
+        thinking = self._thinking
+        if thinking is not None and thinking.expanded:
+            flow = thinking.flow
+            if flow.key != renderer.key:  # made at another width, or never (it was collapsed)
+                flow.render(renderer, cache)
+            else:
+                flow.advance(renderer, cache)
+        self._answer.advance(renderer, cache)
+        self._layout(renderer, cache)
 
-    def _settle(self, block: Block, renderer: Renderer, cache: StripCache | None, strips: list[Strip] | None = None) -> None:
-        """Add a finished block to the finished pieces; one that draws nothing (an HTML
-        comment, say) adds nothing, not even a blank line."""
-        if strips is None:
-            strips = renderer.block(block)
-        if strips:
-            if _separator(self._last_kind, block.kind, block.gap):
-                self._add_blank()
-            self._add_piece(partial(Renderer.block, block=block), renderer, cache, strips)
-            self._last_kind = block.kind
-        self._fence, self._fence_lines = [], 0
+    def _layout(self, renderer: Renderer, cache: StripCache | None) -> None:
+        """Lay the pieces out: the label, the thinking block, the answer; then the live lines."""
+        if self._label_piece is None:
+            self._label_piece = Piece(partial(Renderer.line, text=self.label, component="chat-log--assistant-header"), 1)
+        thinking = self._thinking
+        answer = self._answer
+        if thinking is None:
+            if not self.pieces:
+                self._add_laid_out([self._label_piece])
+            self._add_laid_out(answer.pieces[len(self.pieces) - 1 :])  # only the new blocks: pieces only grow
+            self.live = answer.live + self._footer(renderer)
+            return
+        shown = thinking.flow if thinking.expanded else None
+        self.pieces, self.piece_starts, self.settled_height = [], [], 0
+        self._add_laid_out([self._label_piece, thinking.header, *(shown.pieces if shown else ()), *answer.pieces])
+        self.live = [*shown.live, *answer.live, *self._footer(renderer)] if shown else answer.live + self._footer(renderer)
 
-    def _render_live(self, renderer: Renderer) -> None:
-        """Render the unfinished tail and the footer."""
-        splitter = self._splitter
-        fence = splitter.open_fence
-        if fence is not None:
-            done = self._fence_lines
-            if len(fence.lines) > done:
-                chunk = "\n".join(fence.lines[done:])
-                self._fence += renderer.code(chunk, fence.info, top=done == 0, bottom=False)
-                self._fence_lines = len(fence.lines)
-            tail = self._fence + renderer.code(fence.partial, fence.info, top=not self._fence, bottom=True)
-        else:
-            text = splitter.tail_text()
-            tail = renderer.markdown(text) if text.strip() else []
-        if tail:
-            renderer.stats.tail_renders += 1
-            if _separator(self._last_kind, splitter.tail_kind, splitter.tail_gap):
-                tail.insert(0, BLANK)
-        self.live = tail + self._footer(renderer)
+    def _add_laid_out(self, pieces: list[Piece]) -> None:
+        for piece in pieces:
+            self.pieces.append(piece)
+            self.piece_starts.append(self.settled_height)
+            self.settled_height += piece.height
+
+    def _ending(self) -> tuple[str, str] | None:
+        """The marker line under the reply, and its component; None for a plain answer."""
+        status, note = self._status, self._note
+        if status in _MARKERS:
+            marker, component = _MARKERS[status]
+            return (f"{marker}: {note}" if note else marker), component
+        if status in _ENDINGS:
+            icon, words, component = _ENDINGS[status]
+            if note or words:
+                return f"{icon} {note or words}", component
+        return None
 
     def _footer(self, renderer: Renderer) -> list[Strip]:
-        marker = _STATUS_MARKERS.get(self._status)
-        if marker is None:
+        ending = self._ending()
+        if ending is None:
             return [BLANK]
-        text = f"{marker}: {self._note}" if self._note else marker
-        component = "chat-log--notice-error" if self._status == "error" else "chat-log--status"
+        text, component = ending
         return [BLANK, *renderer.text(text, component), BLANK]

@@ -15,6 +15,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 from rich.console import Console, RenderableType
+from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
@@ -141,3 +142,9 @@ class Renderer:
         """One line of text in a component style, cut with an ellipsis if too long."""
         content = Text(text, style=self.styles[component], no_wrap=True, overflow="ellipsis")
         return [Strip(line) for line in self._console.render_lines(content, self._options, pad=False)[:1]]
+
+    def tint(self, strips: list[Strip], component: str) -> list[Strip]:
+        """The strips with a component's style laid over their own (its colour wins), as the
+        thinking block is dimmed whatever its Markdown or code would colour."""
+        style = self.styles[component]
+        return [Strip(Segment.apply_style(strip, post_style=style), strip.cell_length) for strip in strips]

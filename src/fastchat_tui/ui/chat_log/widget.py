@@ -4,6 +4,10 @@ Only the lines on screen are composed: each is looked up in the entry at that ro
 the strip cache or, for a piece evicted from it, rendered again. Streamed text is drawn
 once per frame (see `pacing`). A change of width or theme re-renders entries in short
 slices, those on screen first, so a long transcript never freezes the app.
+
+The log shows text and takes none: what is typed or pasted into it is posted as
+`ChatLog.Typed` for the app to put in the prompt. When the view stops following the
+newest text, a marker in its bottom right corner says so (and when new text came).
 """
 
 from __future__ import annotations
@@ -11,9 +15,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from time import perf_counter
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from rich.style import Style
+from rich.text import Text
+from textual import events
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -22,7 +28,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from fastchat_tui.ui.chat_log.cache import StripCache
-from fastchat_tui.ui.chat_log.entries import FINISHED, Entry, ReplyEntry, Severity, TextEntry
+from fastchat_tui.ui.chat_log.entries import FINISHED, Entry, PastMessage, ReplyEntry, Severity, TextEntry
 from fastchat_tui.ui.chat_log.pacing import FramePacer
 from fastchat_tui.ui.chat_log.render import Renderer, RenderStats, warm_lexers
 
@@ -39,6 +45,10 @@ class _LinePass(NamedTuple):
     style: Style
     selection: Selection | None
     selection_style: Style
+    marker: Strip | None
+    """The "not following" marker over the bottom line, if it shows."""
+    bottom: int
+    """The bottom line of the view."""
 
 
 class ChatLog(ScrollView, can_focus=True):
@@ -58,6 +68,9 @@ class ChatLog(ScrollView, can_focus=True):
         "chat-log--quote",
         "chat-log--link",
         "chat-log--decoration",
+        "chat-log--thinking",
+        "chat-log--thinking-header",
+        "chat-log--follow-marker",
     }
 
     DEFAULT_CSS = """
@@ -85,6 +98,9 @@ class ChatLog(ScrollView, can_focus=True):
         & > .chat-log--quote { color: $text-muted; text-style: italic; }
         & > .chat-log--link { color: $text-accent; text-style: underline; }
         & > .chat-log--decoration { color: $text-primary; }
+        & > .chat-log--thinking { color: $text-muted; }
+        & > .chat-log--thinking-header { color: $text-muted; text-style: italic; }
+        & > .chat-log--follow-marker { color: $text-accent; background: $accent 15%; text-style: bold; }
         &:light > .chat-log--inline-code { color: $text-error; background: $error 5%; }
         &:light > .chat-log--code-block { background: $surface-darken-1; }
     }
@@ -100,6 +116,18 @@ class ChatLog(ScrollView, can_focus=True):
             super().__init__()
             self.chat_log = chat_log
             self.following = following
+
+        @property
+        def control(self) -> ChatLog:
+            return self.chat_log
+
+    class Typed(Message):
+        """Text was typed or pasted while the log had focus; it belongs in the prompt."""
+
+        def __init__(self, chat_log: ChatLog, text: str) -> None:
+            super().__init__()
+            self.chat_log = chat_log
+            self.text = text
 
         @property
         def control(self) -> ChatLog:
@@ -130,7 +158,15 @@ class ChatLog(ScrollView, can_focus=True):
         self._frame_queued = False
         self._reflow_queued = False
         self._pacer = FramePacer()
-        self._pass = _LinePass(0, Style(), None, Style())
+        self._pass = _LinePass(0, Style(), None, Style(), None, 0)
+        self._unseen = False
+        """New text came while the view was not following."""
+        self._pin: int | None = None
+        """An entry whose start is kept at the top of the view while loaded heights are refined."""
+        self._pinning = False
+        self._hold: tuple[int, int] | None = None
+        """An entry whose start stays at this row of the view on the next frame (it was toggled)."""
+        self._thinking_expanded = False
 
     # Public API
 
@@ -153,39 +189,92 @@ class ChatLog(ScrollView, can_focus=True):
         self._add(TextEntry.notice(text, severity))
 
     def start_reply(self, label: str) -> ReplyEntry:
-        """Add an assistant reply to stream text into."""
-        reply = ReplyEntry(label, changed=self._reply_changed)
+        """Add an assistant reply to stream text (and reasoning) into."""
+        reply = ReplyEntry(label, changed=self._reply_changed, expand_thinking=self._thinking_expanded)
         self._add(reply)
         return reply
 
+    @property
+    def thinking_expanded(self) -> bool:
+        """The default for thinking blocks: expanded, or collapsed once the answer starts."""
+        return self._thinking_expanded
+
+    @thinking_expanded.setter
+    def thinking_expanded(self, expanded: bool) -> None:
+        """Set the default, and show or hide every thinking block in the log."""
+        self._thinking_expanded = expanded
+        self._hold_view()
+        toggled = [entry for entry in self._entries if isinstance(entry, ReplyEntry) and entry.toggle_thinking(expanded)]
+        if not toggled:
+            self._hold = None
+
+    @property
+    def has_thinking(self) -> bool:
+        """Whether any reply in the log has a thinking block."""
+        return any(isinstance(entry, ReplyEntry) and entry.has_thinking for entry in self._entries)
+
+    def toggle_thinking(self) -> bool:
+        """Show or hide the thinking of the last reply that has some, or, while the view is not
+        following, of the last one that starts on or above the view's bottom; whether there was one."""
+        bottom = round(self.scroll_y) + self.scrollable_content_region.height
+        for entry in reversed(self._entries):
+            if not isinstance(entry, ReplyEntry) or not entry.has_thinking:
+                continue
+            if self._following or self._starts[entry.index] < bottom:
+                self._hold_view(entry.index)
+                return entry.toggle_thinking()
+        return False
+
+    def _hold_view(self, index: int | None = None) -> None:
+        """Keep entry `index` (default: the one at the top of the view) where it is on screen
+        while what it shows changes; a following view keeps following instead."""
+        if self._following or not self._entries:
+            return
+        if index is None:
+            index = max(0, bisect_right(self._starts, round(self.scroll_y)) - 1)
+        self._hold = index, self._starts[index] - round(self.scroll_y)
+
     def load(
         self,
-        messages: Iterable[tuple[str, str] | tuple[str, str, str | None, str]],
+        messages: Iterable[PastMessage | tuple[Any, ...]],
         assistant_label: str = "assistant",
+        scroll_to: int | None = None,
     ) -> None:
         """Replace the transcript with past messages, rendered lazily.
 
-        Each message is `(role, text)` or `(role, text, label, status)`, the role
-        "user" or "assistant". A reply's label defaults to `assistant_label`; its
-        status ("complete", "cancelled", "error" or "cut") sets its marker, and any
-        other status (a reply that never finished) shows as cut. Entries on screen are
-        drawn first, the rest in short slices in the background.
+        Each message is a `PastMessage` or a tuple of its fields in order, `(role, text)` at
+        least, the role "user" or "assistant". A reply's label defaults to `assistant_label`;
+        its status ("complete", "truncated", "empty", "cancelled", "error" or "cut") and note
+        set its marker, and any other status (a reply that never finished) shows as cut. Its
+        reasoning shows as a collapsed thinking block (expanded if that is the default).
+        Entries on screen are drawn first, the rest in short slices in the background.
+
+        `scroll_to`: the index of a message to show instead of the end: the view stops
+        following and keeps that message's start at its top while the heights of the
+        entries are refined, until the user scrolls.
         """
         self.clear()
-        for role, text, *details in messages:
-            if role == "user":
-                entry: Entry = TextEntry.user(text, self.user_label)
-            elif role == "assistant":
-                label = (details[0] if details else None) or assistant_label
-                status = details[1] if len(details) > 1 else "complete"
-                entry = ReplyEntry(label, text, status=status if status in FINISHED else "cut")
+        for message in messages:
+            past = PastMessage(*message)
+            if past.role == "user":
+                entry: Entry = TextEntry.user(past.text, self.user_label)
+            elif past.role == "assistant":
+                status = past.status if past.status in FINISHED else "cut"
+                entry = ReplyEntry(past.label or assistant_label, past.text, status, self._reply_changed,
+                                   note=past.note if status == past.status else None, reasoning=past.reasoning,
+                                   thinking=past.thinking, expand_thinking=self._thinking_expanded)
             else:
-                raise ValueError(f"unknown role {role!r}")
+                raise ValueError(f"unknown role {past.role!r}")
             entry.index = len(self._entries)
             self._entries.append(entry)
             self._stale.add(entry.index)
         self._reindex(0)
-        self._scroll_to_end()
+        if scroll_to is not None and 0 <= scroll_to < len(self._entries):
+            self._set_following(False)
+            self._pin = scroll_to
+            self._scroll_to_pin()
+        else:
+            self._scroll_to_end()
         self._request_reflow()
 
     def clear(self) -> None:
@@ -199,6 +288,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._stale.clear()
         self._cache.clear()
         self._height = 0
+        self._pin = self._hold = None
         self._set_virtual_size(Size(self._width, 0))
         self._set_following(True)
         self.refresh()
@@ -219,6 +309,7 @@ class ChatLog(ScrollView, can_focus=True):
         return self._renderer.width if self._renderer is not None else 0
 
     def _add(self, entry: Entry) -> None:
+        self._pin = None
         entry.index = len(self._entries)
         self._entries.append(entry)
         self._starts.append(self._height)
@@ -327,8 +418,15 @@ class ChatLog(ScrollView, can_focus=True):
             self._render_entry(self._entries[index], renderer)
         self._reindex(dirty[0])
         self.refresh_lines(self._starts[dirty[0]], self._height - self._starts[dirty[0]])
-        if self._following:
+        if self._hold is not None:
+            index, row = self._hold
+            self._hold = None
+            self.scroll_to(y=max(0, self._starts[index] - row), animate=False, immediate=True)
+        elif self._following:
             self._scroll_to_end()
+        elif not self._unseen:
+            self._unseen = True
+            self.refresh()  # the marker says so
         stats = self.render_stats
         stats.frames += 1
         stats.frame_seconds.append(perf_counter() - started)
@@ -344,7 +442,7 @@ class ChatLog(ScrollView, can_focus=True):
         renderer = self._current_renderer()
         if renderer is None or not self._stale:
             return
-        anchor = None if self._following else self._anchor()
+        anchor = None if self._following or self._pin is not None else self._anchor()
         deadline = perf_counter() + REFLOW_SLICE
         first = len(self._entries)
         while self._stale and perf_counter() < deadline:
@@ -353,7 +451,12 @@ class ChatLog(ScrollView, can_focus=True):
             self._render_entry(self._entries[index], renderer, keep=on_screen)
             first = min(first, index)
         self._reindex(first)
-        if anchor is not None:
+        if self._pin is not None:
+            self._scroll_to_pin()
+            if not self._stale:
+                self._pin = None  # every height is known: the view stays where it is
+                self._set_following(self.scroll_y >= self.max_scroll_y)
+        elif anchor is not None:
             index, fraction = anchor
             entry_height = self._entries[index].height(renderer.width)
             self.scroll_to(y=self._starts[index] + round(fraction * entry_height), animate=False)
@@ -386,14 +489,62 @@ class ChatLog(ScrollView, can_focus=True):
     def _scroll_to_end(self) -> None:
         self.scroll_to(y=self.max_scroll_y, animate=False)
 
+    def action_page_up(self) -> None:
+        """PageUp: a page up at once. An animated scroll would be stopped, and the view pulled back
+        to the end, by the next frame of a stream that arrives before the animation's first step."""
+        self.scroll_to(y=self.scroll_y - self.scrollable_content_region.height, animate=False, immediate=True)
+
+    def action_page_down(self) -> None:
+        """PageDown: a page down at once (see `action_page_up`)."""
+        self.scroll_to(y=self.scroll_y + self.scrollable_content_region.height, animate=False, immediate=True)
+
+    def _scroll_to_pin(self) -> None:
+        """Put the pinned entry's start at the top of the view, now (so a later scroll is the user's)."""
+        assert self._pin is not None
+        self._pinning = True
+        try:
+            self.scroll_to(y=self._starts[self._pin], animate=False, immediate=True)
+        finally:
+            self._pinning = False
+
     def _set_following(self, following: bool) -> None:
         if following != self._following:
             self._following = following
+            self._unseen = False
             self.post_message(self.FollowChanged(self, following))
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        self._set_following(new_value >= self.max_scroll_y)
+        if not self._pinning:
+            self._pin = None
+        self._set_following(new_value >= self.max_scroll_y and self._pin is None)
+
+    # Input: the log takes no text; a click on a thinking header toggles the block
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.character is not None:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Typed(self, event.character))
+
+    def on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()
+        if event.text:
+            self.post_message(self.Typed(self, event.text))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or self.text_selection is not None:  # the end of a drag that selected text
+            return
+        y = offset.y + round(self.scroll_y)
+        if not 0 <= y < self._height:
+            return
+        index = bisect_right(self._starts, y) - 1
+        entry = self._entries[index]
+        if isinstance(entry, ReplyEntry) and entry.is_thinking_header(y - self._starts[index]):
+            self._hold_view(index)
+            entry.toggle_thinking()
 
     # Drawing and selection
 
@@ -418,23 +569,37 @@ class ChatLog(ScrollView, can_focus=True):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # Look up what every line needs once per pass, not once per line.
+        region = self.scrollable_content_region
         self._pass = _LinePass(
-            self.scrollable_content_region.width,
+            region.width,
             self.rich_style,
             self.text_selection,
             self.screen.get_component_rich_style("screen--selection"),
+            None if self._following or self.scroll_y >= self.max_scroll_y else self._marker(region.width),
+            region.height - 1,
         )
         return super().render_lines(crop)
+
+    def _marker(self, width: int) -> Strip:
+        """`↓ new text · End` (or `↓ not following · End`), right-aligned on the bottom line."""
+        words = " ↓ new text · End " if self._unseen else " ↓ not following · End "
+        text = Text(words, style=self.get_component_rich_style("chat-log--follow-marker"), no_wrap=True)
+        return Strip(text.render(self.app.console)).crop(0, width)
 
     def render_line(self, y: int) -> Strip:
         line_pass = self._pass
         width = line_pass.width
         scroll_x, scroll_y = self.scroll_offset
+        marker = line_pass.marker if y == line_pass.bottom else None
         y += scroll_y
         strip = self._strip_at(y)
         if strip is None:
-            return Strip.blank(width, line_pass.style)
+            strip = Strip.blank(width, line_pass.style)
+            if marker is None:
+                return strip
         strip = strip.crop_extend(scroll_x, scroll_x + width, None)
+        if marker is not None:
+            strip = Strip.join([strip.crop(0, width - marker.cell_length), marker])
         selection = line_pass.selection
         if selection is not None and (span := selection.get_span(y)) is not None:
             start, end = span

@@ -2,14 +2,40 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+METER_SEPARATOR = " · "
+"""How :mod:`fastchat_tui.meter` joins the parts of its summary."""
+METER_GAP = 2
+"""Cells between the route and the meter (the meter's left padding)."""
+
+
+def _rank(part: str) -> int:
+    """0: the rate and TTFT, which always stay; 1: the token count; 2: the rest (times, server rate, ending)."""
+    if part.startswith("TTFT") or (part.endswith("tok/s") and not part.startswith("(")):
+        return 0
+    return 1 if " tokens" in part else 2
+
+
+def fit_meter(meter: str, room: int) -> str:
+    """``meter`` shrunk to ``room`` cells by priority: the rest goes first (the last part first), then the
+    token count; the rate and TTFT always stay, and so does a meter of one part ("error")."""
+    parts = meter.split(METER_SEPARATOR) if meter else []
+    while len(parts) > 1 and cell_len(METER_SEPARATOR.join(parts)) > room:
+        ranks = [_rank(part) for part in parts]
+        if max(ranks) == 0:
+            break
+        del parts[max(range(len(parts)), key=lambda i: (ranks[i], i))]
+    return METER_SEPARATOR.join(parts)
+
 
 class StatusBar(Horizontal):
-    """One line: ``● auto → source · model · reason`` (cut with … when narrow) and the meter, always whole."""
+    """One line: ``● auto[ · thinking off] → source · model · reason`` (cut with … when narrow) and the
+    meter, shrunk by :func:`fit_meter` when narrow. The thinking part shows only when the chat overrides the source's setting."""
 
     DEFAULT_CSS = """
     StatusBar {
@@ -25,7 +51,7 @@ class StatusBar(Horizontal):
     }
     StatusBar > #status-meter {
         width: auto;
-        padding-left: 2;
+        padding-left: 2;  /* METER_GAP */
         color: $foreground 80%;
     }
     """
@@ -33,6 +59,7 @@ class StatusBar(Horizontal):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.selected = "auto"
+        self.think = ""
         self.route = ""
         self.meter = ""
 
@@ -43,23 +70,41 @@ class StatusBar(Horizontal):
     def on_mount(self) -> None:
         self.show()
 
-    def show(self, *, selected: str | None = None, route: str | None = None, meter: str | None = None) -> None:
-        """Change any part of the bar; the rest stays."""
+    def show(self, *, selected: str | None = None, think: str | None = None, route: str | None = None,
+             meter: str | None = None) -> None:
+        """Change any part of the bar; the rest stays. ``think``: the chat's thinking setting ("" for none)."""
         if selected is not None:
             self.selected = selected
+        if think is not None:
+            self.think = think
         if route is not None:
             self.route = route
         if meter is not None:
             self.meter = meter
         if not self.is_mounted:
             return
-        left = Content.from_markup("[bold $primary]●[/] [bold]$selected[/] $route", selected=self.selected, route=self.route)
+        left = Content.from_markup("[bold $primary]●[/] [bold]$selected[/]$think $route", selected=self.selected,
+                                   think=self._think_text, route=self.route)
         self.query_one("#status-route", Static).update(left)
-        self.query_one("#status-meter", Static).update(Content(self.meter))
+        self.query_one("#status-meter", Static).update(Content(self._fitted_meter()))
+
+    def on_resize(self) -> None:
+        self.show()  # fit the meter to the new width
+
+    def _fitted_meter(self) -> str:
+        """The meter, shrunk so the selected source and the source that answers keep their names on the left."""
+        head = f"● {self.selected.split(METER_SEPARATOR)[0]}"
+        if self.route.startswith("→"):
+            head += " " + self.route.split(METER_SEPARATOR)[0]
+        return fit_meter(self.meter, self.content_size.width - METER_GAP - cell_len(head))
+
+    @property
+    def _think_text(self) -> str:
+        return f" · thinking {self.think}" if self.think else ""
 
     @property
     def text(self) -> str:
-        """The bar as plain text (for tests and screen readers)."""
-        left = f"● {self.selected}" + (f" {self.route}" if self.route else "")
+        """The bar as plain text, the meter whole however narrow the bar (for tests and screen readers)."""
+        left = f"● {self.selected}{self._think_text}" + (f" {self.route}" if self.route else "")
         return f"{left}  {self.meter}".rstrip()
 

@@ -1,0 +1,153 @@
+"""Streamed Markdown in one part of a reply (its answer, or its thinking), drawn cheaply.
+
+Text is fed to a `BlockSplitter`; each block it finishes is rendered once and kept as a
+piece (its strips go to the cache while it is on screen), and only the unfinished tail is
+rendered again, as live lines, when more text came. An open code fence draws its completed
+lines in chunks, so a long fence costs time in proportion to new text. A reply has one flow
+for its answer and, when the model reasons, one for its thinking.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+from textual.strip import Strip
+
+from fastchat_tui.ui.chat_log.blocks import Block, BlockKind, BlockSplitter
+from fastchat_tui.ui.chat_log.cache import BLANK_PIECE, Piece, StripCache
+from fastchat_tui.ui.chat_log.render import BLANK, Renderer
+
+__all__ = ["FENCE_RERENDER_LINES", "Flow", "clean"]
+
+FENCE_RERENDER_LINES = 150
+"""A streamed fence up to this many lines is re-rendered whole when it closes."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean(text: str) -> str:
+    """Drop carriage returns and neutralise other control characters."""
+    return _CONTROL.sub("\ufffd", text.replace("\r", ""))
+
+
+def _separator(previous: BlockKind | None, kind: BlockKind | None, gap: bool) -> bool:
+    """Whether a blank line goes between two blocks (not between tight list items)."""
+    return previous is not None and not (previous == "list" and kind == "list" and not gap)
+
+
+def _block(renderer: Renderer, block: Block, tint: str | None) -> list[Strip]:
+    """A finished block's strips, tinted with the `tint` component if there is one."""
+    strips = renderer.block(block)
+    return renderer.tint(strips, tint) if tint else strips
+
+
+class Flow:
+    """One stream of Markdown: finished blocks as `pieces`, the unfinished tail as `live` lines.
+
+    `after`: the kind of what comes before the flow in its entry, if anything does (a blank
+    line then separates the two). `tint`: a component laid over every line (the thinking).
+    """
+
+    def __init__(self, text: str = "", *, tint: str | None = None, after: BlockKind | None = None) -> None:
+        self._parts: list[str] = [text] if text else []
+        self._pending: list[str] = list(self._parts)
+        self._closing = False
+        self._splitter = BlockSplitter()
+        self._tint = tint
+        self.after = after
+        self._last_kind: BlockKind | None = after
+        self._fence: list[Strip] = []
+        self._fence_lines = 0
+        self.key: tuple | None = None
+        """Key of the renderer the pieces were made with (None: never)."""
+        self.pieces: list[Piece] = []
+        self.live: list[Strip] = []
+
+    @property
+    def text(self) -> str:
+        """The text received so far."""
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    @property
+    def pending(self) -> bool:
+        """Whether text (or the end) arrived that is not rendered yet."""
+        return bool(self._pending) or self._closing
+
+    def append(self, text: str) -> None:
+        self._parts.append(text)
+        self._pending.append(text)
+
+    def close(self) -> None:
+        """No more text comes: the tail is a finished block on the next render."""
+        self._closing = True
+
+    def _consume(self) -> list[Block]:
+        """Feed pending text to the splitter; return the blocks it finished."""
+        blocks = self._splitter.feed(clean("".join(self._pending))) if self._pending else []
+        self._pending.clear()
+        if self._closing:
+            blocks += self._splitter.close()
+            self._closing = False
+        return blocks
+
+    def render(self, renderer: Renderer, cache: StripCache | None, live: bool = True) -> None:
+        """Render every block again (a new width or theme); `live`: the tail too."""
+        self._consume()
+        self.key = renderer.key
+        self.pieces = []
+        self._last_kind = self.after
+        self._fence, self._fence_lines = [], 0
+        for block in self._splitter.blocks:
+            self._settle(block, renderer, cache)
+        self.live = self._render_live(renderer) if live else []
+
+    def advance(self, renderer: Renderer, cache: StripCache, live: bool = True) -> None:
+        """Render what arrived since the last frame; `live`: the tail too."""
+        for block in self._consume():
+            strips = None
+            if block.kind == "fence" and self._fence and block.code.count("\n") >= FENCE_RERENDER_LINES:
+                strips = self._fence + self._paint(renderer, renderer.code("", "", top=False))
+            self._settle(block, renderer, cache, strips)
+        self.live = self._render_live(renderer) if live else []
+
+    def _paint(self, renderer: Renderer, strips: list[Strip]) -> list[Strip]:
+        return renderer.tint(strips, self._tint) if self._tint and strips else strips
+
+    def _settle(self, block: Block, renderer: Renderer, cache: StripCache | None, strips: list[Strip] | None = None) -> None:
+        """Add a finished block to the pieces; one that draws nothing (an HTML comment, say)
+        adds nothing, not even a blank line."""
+        if strips is None:
+            strips = _block(renderer, block, self._tint)
+        if strips:
+            if _separator(self._last_kind, block.kind, block.gap):
+                self.pieces.append(BLANK_PIECE)
+            piece = Piece(partial(_block, block=block, tint=self._tint), len(strips))
+            self.pieces.append(piece)
+            if cache is not None:
+                cache.put(piece, strips)
+            self._last_kind = block.kind
+        self._fence, self._fence_lines = [], 0
+
+    def _render_live(self, renderer: Renderer) -> list[Strip]:
+        """Render the unfinished tail."""
+        splitter = self._splitter
+        fence = splitter.open_fence
+        if fence is not None:
+            done = self._fence_lines
+            if len(fence.lines) > done:
+                chunk = "\n".join(fence.lines[done:])
+                self._fence += self._paint(renderer, renderer.code(chunk, fence.info, top=done == 0, bottom=False))
+                self._fence_lines = len(fence.lines)
+            tail = self._fence + self._paint(renderer, renderer.code(fence.partial, fence.info, top=not self._fence,
+                                                                     bottom=True))
+        else:
+            text = splitter.tail_text()
+            tail = self._paint(renderer, renderer.markdown(text)) if text.strip() else []
+        if tail:
+            renderer.stats.tail_renders += 1
+            if _separator(self._last_kind, splitter.tail_kind, splitter.tail_gap):
+                tail.insert(0, BLANK)
+        return tail
