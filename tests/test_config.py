@@ -231,3 +231,82 @@ def test_a_bad_url_from_the_environment_says_where_it_came_from(tmp_path):
 def test_think_is_a_known_source_key(tmp_path, value):
     config = load(write(tmp_path, SOURCE + f"think = {value}\n"), env={})
     assert config.sources["a"].think in (True, False, "low", "high")
+
+
+# -- issue 12, section 2: no secret in the config file under any name ----------------------------
+
+FAST = '[sources.fast]\nkind = "openai"\nbase_url = "https://gw.example/v1"\nmodel = "m"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "secret"),
+    [
+        (FAST + 'apikey = "abcdef0123456789xyzQ"\n', 5, "sources.fast.apikey", "abcdef0123456789xyzQ"),
+        (FAST + '"api-key" = "abcdef0123456789xyzQ"\n', 5, "sources.fast.api-key", "abcdef0123456789xyzQ"),
+        (FAST + 'access_token = "tok_9f8e7d6c5b4a3210"\n', 5, "sources.fast.access_token", "tok_9f8e7d6c5b4a3210"),
+        (FAST + 'headers = {Authorization = "Bearer sk-proj-abcdefghijklmnop0123456789"}\n', 5,
+         "sources.fast.headers.Authorization", "sk-proj-abcdefghijklmnop0123456789"),
+        (FAST + '\n[sources.fast.headers]\nX-Trace = "1"\nAuthorization = "Bearer abcdef0123456789xyzQ"\n', 8,
+         "sources.fast.headers.Authorization", "abcdef0123456789xyzQ"),
+        ('[sources.fast]\nkind = "openai"\nbase_url = "https://bob:s3cr3tpw99@gw.example/v1"\nmodel = "m"\n', 3,
+         "sources.fast.base_url", "s3cr3tpw99"),
+        (FAST + 'tags = ["hosted", "gsk_abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"]\n', 5, "sources.fast.tags",
+         "gsk_abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"),
+        ('system_prompt = "Use the key csk-abcdefghijklmnopqrstuvwxyz0123456789 when asked"\n' + FAST, 1,
+         "system_prompt", "csk-abcdefghijklmnopqrstuvwxyz0123456789"),
+        (FAST + '[router]\nsensitive_patterns = [["ours", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"]]\n', 6,
+         "router.sensitive_patterns", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ],
+)
+def test_a_secret_under_any_key_name_is_refused_with_its_line_and_never_shown(tmp_path, text, line, key, secret):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load(path, env={})
+    error = caught.value
+    assert (error.path, error.line, error.key) == (path, line, key)
+    assert "looks like a secret" in str(error) and "fastchat keys set" in str(error)
+    assert secret not in str(error) and secret[:8] not in str(error)
+
+
+@pytest.mark.parametrize("value", [
+    "csk-abcdefghijklmnopqrstuvwxyz0123456789",  # a Cerebras key
+    "gsk_abcdefghijklmnopqrstuvwxyz0123456789ABCDEF",  # a Groq key: also a valid identifier
+    "0123456789abcdef0123456789abcdef",
+    "a1b2c3d4e5f6a7b8c9d0e1f2",  # generated: letters and digits, no _
+])
+def test_a_key_pasted_as_api_key_env_is_refused_and_not_shown(tmp_path, value):
+    path = write(tmp_path, FAST + f'api_key_env = "{value}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load(path, env={})
+    error = caught.value
+    assert (error.line, error.key) == (5, "sources.fast.api_key_env")
+    assert "name of an environment variable" in str(error) and "fastchat keys set fast" in str(error)
+    assert value not in str(error) and value[:8] not in str(error)
+
+
+@pytest.mark.parametrize("name", ["CEREBRAS_API_KEY", "MY_KEY_2024", "OPENAI_API_KEY2", "work_key", "_K"])
+def test_variable_names_are_fine_in_api_key_env(tmp_path, name):
+    assert load(write(tmp_path, FAST + f'api_key_env = "{name}"\n'), env={}).sources["fast"].api_key_env == name
+
+
+def test_ordinary_values_are_not_taken_for_secrets(tmp_path):
+    text = ('system_prompt = "You are concise. Never reveal passwords or tokens; budget 500 tokens."\n'
+            + FAST.replace('model = "m"', 'model = "hf.co/bartowski/Qwen2.5-Coder-7B-Instruct-GGUF:Q4_K_M"')
+            + 'api_key_env = "GW_API_KEY"\ntags = ["hosted", "fast"]\n'
+            '[sources.docs]\nkind = "openai"\nbase_url = "http://user:password@localhost:8080/v1"\nmodel = "m"\n'
+            "[router]\nsensitive_patterns = ['(?i)password\\s*=\\s*\\S+', 'ACME-[0-9]{6}']\n"
+            'sensitive_paths = ["*.pem", "**/secrets/**"]\n'
+            "[[router.rules]]\ntask = \"chat\"\nmatch = '(?i)\\btoken\\b'\nsource = \"fast\"\n")
+    config = load(write(tmp_path, text), env={})
+    assert set(config.sources) == {"fast", "docs"}
+    parse_router(config)
+
+
+def test_a_key_in_api_key_env_never_reaches_the_output(tmp_path):
+    """It used to be printed on a 401 ("set csk-… or run fastchat keys set"): now the config is refused first."""
+    key = "csk-pasted0123456789abcdefghijklmn"
+    path = write(tmp_path, FAST + f'api_key_env = "{key}"\n')
+    for args in (("config", "check"), ("ask", "-s", "fast", "hi"), ("keys", "test", "fast")):
+        done = fastchat(tmp_path, *args, config=str(path))
+        assert done.returncode == 2 and f"{path}, line 5, key 'sources.fast.api_key_env'" in done.stderr, args
+        assert key not in done.stdout + done.stderr and key[:12] not in done.stdout + done.stderr

@@ -86,6 +86,62 @@ def test_short_strings_are_not_remembered_as_keys():
     assert keys.redact("abc and abcdef") == "abc and abcdef"
 
 
+FRAGMENTED = "csk-fr4gm3nt0123456789abcdefghijk9f2a"
+
+
+def test_redact_removes_any_eight_character_piece_of_a_known_key():
+    """Servers echo part of a rejected key (``Incorrect API key provided: sk-abcd****wxyz``): no piece of 8 or
+    more characters of a known key passes, while 7, the public prefix alone and the masked form do."""
+    keys.remember(FRAGMENTED)
+    keys.remember("sk-proj-Zq81mWv0aLpX2cRt7yHn4bKd")
+    for echo in (FRAGMENTED[:12], FRAGMENTED[-10:], FRAGMENTED[10:18], FRAGMENTED[4:30], FRAGMENTED):
+        assert keys.redact(f"server said: {echo}!") == f"server said: {keys.REDACTED}!", echo
+    partial = f"Incorrect API key provided: {FRAGMENTED[:14]}*****{FRAGMENTED[-8:]}"
+    assert keys.redact(partial) == f"Incorrect API key provided: {keys.REDACTED}*****{keys.REDACTED}"
+    given = "zz-given-only-0123456789"
+    assert keys.redact(f"[{given[3:15]}]", keys=[given]) == f"[{keys.REDACTED}]"
+    for kept in (FRAGMENTED[5:12], "csk-", keys.mask(FRAGMENTED), "keys start with sk-proj-, then 48 characters"):
+        assert keys.redact(f"x {kept} y") == f"x {kept} y"
+
+
+def test_redact_removes_url_passwords_and_keeps_the_rest():
+    assert keys.redact("connect http://bob:hunter2pw@db.example:5432/x failed") == \
+        f"connect http://bob:{keys.REDACTED}@db.example:5432/x failed"
+    assert keys.redact('"base_url": "https://:t0k3n-v4lue@gw.example/v1"') == \
+        f'"base_url": "https://:{keys.REDACTED}@gw.example/v1"'
+    for kept in ("http://127.0.0.1:8080/v1", "see https://example.com/a@b", "mailto:bob@example.com"):
+        assert keys.redact(kept) == kept
+
+
+@pytest.mark.timing
+def test_redact_stays_linear_and_fast_on_a_megabyte_with_five_known_keys():
+    """It runs on every history save of a streaming reply: 1 MB with five known keys in well under 0.1 s
+    (about 20 ms here), and twice the text costs about twice the time."""
+    import random
+    import string
+    import time
+
+    chars = random.Random(12)
+    known = ["csk-" + "".join(chars.choices(string.ascii_letters + string.digits, k=44)) for _ in range(5)]
+    for key in known:
+        keys.remember(key)
+    line = "The quick brown fox jumps over the lazy dog; see https://example.com/docs and `def f(x): return 1`.\n"
+    megabyte = (line * (1_000_000 // len(line)))[:999_000] + f" echoed {known[2][:16]} and {known[4][-12:]}"
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            out = keys.redact(text)
+            times.append(time.perf_counter() - start)
+        assert known[2][:16] not in out and known[4][-12:] not in out
+        return min(times)
+
+    one, two = best(megabyte), best(megabyte * 2)
+    assert one < 0.1, f"{one * 1000:.1f} ms for 1 MB"
+    assert two < 3 * one + 0.01, f"{one * 1000:.1f} ms for 1 MB, {two * 1000:.1f} ms for 2 MB"
+
+
 @pytest.fixture
 def log_redaction():
     """Install the redacting record factory for one test, then put the previous factory back."""
@@ -311,6 +367,44 @@ async def test_a_request_to_a_second_source_does_not_carry_the_first_sources_key
     assert third.authorizations() == [None]  # the openai preset's OPENAI_API_KEY stays with api.openai.com
 
 
+async def test_a_key_is_never_sent_over_plain_http_to_another_machine(tmp_path, monkeypatch, no_proxy_env):
+    """``http://`` to a host that is not this machine: the key would be readable on the way. A loopback proxy
+    sees every request, as anyone on the path would; it must see no key, whatever sends it."""
+    from fastchat_tui.sources.base import ErrorKind
+
+    remote = "http://gpu.example.test:8000/v1"
+    with KeyedServer(None) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.origin)
+        monkeypatch.setenv("LAN_KEY", KEY)
+        box = sandbox(tmp_path / "box", HTTP_PROXY=proxy.origin, LAN_KEY=KEY, **FAIL_BACKEND)
+        path = box.write_config(openai_source_toml("lan", remote, api_key_env="LAN_KEY")
+                                + openai_source_toml("open", remote))
+        session = Session(load(path))
+        try:
+            turn = await session.send("hi", source="lan", remember=False)
+            probe = await session.source("lan").probe()
+            keyless = await session.send("hi", source="open", remember=False)  # no key: it may go
+        finally:
+            await session.aclose()
+        pasted = Session(load(path), key_lookup=lambda spec: KEY)  # any lookup: e.g. a key pasted in the TUI
+        try:
+            from_any_lookup = await pasted.send("hi", source="open", remember=False)
+        finally:
+            await pasted.aclose()
+        asked = box.run("ask", "-s", "lan", "hi")
+        tested = box.run("keys", "test", "lan")
+    assert turn.status == "error" and turn.error.kind == ErrorKind.PROTOCOL
+    assert "plain HTTP" in turn.error.message and "http://gpu.example.test:8000" in turn.error.message
+    assert not probe.reachable and probe.error.kind == ErrorKind.PROTOCOL
+    assert keyless.error is None or keyless.error.kind != ErrorKind.PROTOCOL
+    assert from_any_lookup.error is not None and from_any_lookup.error.kind == ErrorKind.PROTOCOL
+    for result in (asked, tested):
+        assert result.returncode == 1 and "plain HTTP" in result.stderr and KEY not in result.stdout + result.stderr
+    assert proxy.requests, "the proxy saw nothing: it would have proved nothing"
+    assert proxy.authorizations() == [None] * len(proxy.requests)
+    assert all(KEY.encode() not in r.body for r in proxy.requests)
+
+
 # --- the key prompt -------------------------------------------------------------------------
 
 async def _prompt_app(results: list, **kwargs):
@@ -501,3 +595,30 @@ def test_uncaught_tracebacks_are_redacted(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "RuntimeError: upstream said: bad key [redacted]" in result.stderr and KEY not in result.stderr
+
+
+def test_ask_redacts_a_key_the_server_echoes_back_in_part(tmp_path, spawn_server):
+    """A 401 body quoting a key's prefix reached stderr and --json: only the exact key was redacted."""
+    import json as _json
+    import os as _os
+    import subprocess as _subprocess
+    import sys as _sys
+
+    from tests.servers import OpenAIServer, Script
+
+    key = "sk-test-echo" + "0123456789abcdefXYZ"
+    server = spawn_server(OpenAIServer)
+    body = {"error": {"message": f"Incorrect API key provided: {key[:17]}****", "code": "invalid_api_key"}}
+    server.push(Script(status=401, error_body=body), Script(status=401, error_body=body))
+    config = tmp_path / "config.toml"
+    config.write_text(f'[sources.s]\nkind = "openai"\nbase_url = "{server.url}"\nmodel = "m"\napi_key_env = "ECHO_KEY"\n')
+    env = {k: v for k, v in _os.environ.items() if "proxy" not in k.lower()}
+    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"), ECHO_KEY=key,
+               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    for argv in (["ask", "hi"], ["ask", "--json", "hi"]):
+        done = _subprocess.run([_sys.executable, "-m", "fastchat_tui", *argv], capture_output=True, text=True, env=env,
+                               timeout=60, stdin=_subprocess.DEVNULL)
+        assert done.returncode == 1
+        assert key[:12] not in done.stdout + done.stderr, done.stdout + done.stderr
+        if "--json" in argv:
+            assert _json.loads(done.stdout)["error"]["kind"] == "auth"

@@ -49,8 +49,9 @@ def service(monkeypatch):
     monkeypatch.setenv(keys.SERVICE_ENV, name)
     yield name
     for user in ("fast", "first", "second", "third", "cerebras"):
-        with contextlib.suppress(keyring.errors.PasswordDeleteError):
-            keyring.delete_password(name, user)
+        for where in (name, keys.bindings_service()):
+            with contextlib.suppress(keyring.errors.PasswordDeleteError):
+                keyring.delete_password(where, user)
 
 
 def test_the_backend_is_the_secret_service():
@@ -245,3 +246,119 @@ def test_a_preset_key_set_in_the_keyring_makes_the_source_appear(tmp_path, servi
     keyring.set_password(service, "cerebras", KEY)
     assert keys.has_stored_key("cerebras")
     assert "cerebras" in load_config().sources
+
+
+# --- a key follows the origin it was given for (issue 12, section 2) -------------------------------
+
+def _move(box, name: str, url: str) -> None:
+    """Point source ``name`` of the sandbox's config at ``url``, as a user editing base_url would."""
+    box.write_config(openai_source_toml(name, url))
+
+
+def test_a_key_is_not_sent_to_a_new_origin_until_it_is_set_again(tmp_path, service):
+    with KeyedServer(KEY) as first, KeyedServer(KEY) as moved:
+        box = sandbox(tmp_path, **{keys.SERVICE_ENV: service})
+        _move(box, "fast", first.url)
+        stored = box.run("keys", "set", "fast", "--stdin", stdin=KEY + "\n")
+        assert stored.returncode == 0 and f"for {first.origin}:" in stored.stdout, stored.stderr
+        assert keyring.get_password(keys.bindings_service(), "fast") == first.origin
+        assert box.run("ask", "-s", "fast", "hello").returncode == 0
+
+        _move(box, "fast", moved.url)  # same name, another server
+        refused = box.run("ask", "-s", "fast", "hello")
+        assert refused.returncode == 1
+        assert first.origin in refused.stderr and moved.origin in refused.stderr
+        assert "fastchat keys set fast" in refused.stderr
+        tested = box.run("keys", "test", "fast")
+        assert tested.returncode == 1 and moved.origin in tested.stderr and first.origin in tested.stderr
+        listed = box.run("keys", "list")
+        row = next(line for line in listed.stdout.splitlines() if line.startswith("fast"))
+        assert f"the keyring's key is for {first.origin}" in row
+        assert moved.requests == []  # nothing at all went to the new origin, not even without the key
+
+        rebound = box.run("keys", "set", "fast", "--stdin", stdin=KEY + "\n")
+        assert rebound.returncode == 0
+        assert keyring.get_password(keys.bindings_service(), "fast") == moved.origin
+        used = box.run("ask", "-s", "fast", "hello")
+        assert used.returncode == 0, used.stderr
+        assert moved.authorizations() == [f"Bearer {KEY}"]
+
+        _move(box, "fast", first.url)  # now bound to the second origin: the first one gets nothing more
+        assert box.run("ask", "-s", "fast", "hello").returncode == 1
+        assert first.authorizations() == [f"Bearer {KEY}"]
+        for result in (stored, refused, tested, listed, rebound, used):
+            assert KEY not in result.stdout + result.stderr
+
+
+def test_an_environment_key_follows_the_config_when_the_keyring_key_stays_behind(tmp_path, service, monkeypatch):
+    with KeyedServer(NEW_KEY) as moved:
+        path = tmp_path / "config.toml"
+        path.write_text(openai_source_toml("fast", "https://api.example.com/v1", api_key_env="FAST_KEY"))
+        keys.store(load(path).sources["fast"], KEY)
+        path.write_text(openai_source_toml("fast", moved.url, api_key_env="FAST_KEY"))
+        spec = load(path).sources["fast"]
+        assert keys.resolve(spec) == (None, "none")
+        assert keys.moved_from(spec) == "https://api.example.com:443"
+        monkeypatch.setenv("FAST_KEY", NEW_KEY)
+        assert keys.resolve(spec) == (NEW_KEY, "env FAST_KEY")
+        assert keys.refusal(spec, NEW_KEY) is None
+
+
+def test_a_key_stored_before_origins_were_recorded_is_bound_on_first_use(tmp_path, service):
+    with KeyedServer(KEY) as first, KeyedServer(KEY) as moved:
+        keyring.set_password(service, "fast", KEY)  # as fastchat stored keys before: no origin beside it
+        box = sandbox(tmp_path, **{keys.SERVICE_ENV: service})
+        _move(box, "fast", first.url)
+        used = box.run("ask", "-s", "fast", "hello")
+        assert used.returncode == 0, used.stderr
+        notes = [line for line in used.stderr.splitlines() if "now bound to" in line]
+        assert len(notes) == 1 and first.origin in notes[0] and "fastchat keys set fast" in notes[0]
+        assert keyring.get_password(keys.bindings_service(), "fast") == first.origin
+        again = box.run("ask", "-s", "fast", "hello")
+        assert again.returncode == 0 and "now bound to" not in again.stderr
+        _move(box, "fast", moved.url)
+        assert box.run("ask", "-s", "fast", "hello").returncode == 1
+        assert moved.requests == [] and first.authorizations() == [f"Bearer {KEY}"] * 2
+
+
+def test_delete_forgets_the_origin_too(tmp_path, service):
+    path = tmp_path / "config.toml"
+    path.write_text(openai_source_toml("fast", "https://api.example.com/v1"))
+    spec = load(path).sources["fast"]
+    keys.store(spec, KEY)
+    assert keyring.get_password(keys.bindings_service(), "fast") == "https://api.example.com:443"
+    assert keys.delete(spec) is True
+    assert keyring.get_password(service, "fast") is None
+    assert keyring.get_password(keys.bindings_service(), "fast") is None
+    assert keys.delete(spec) is False
+
+
+async def test_tui_asks_again_when_the_source_moved_and_rebinds_the_key(tmp_path, service, no_proxy_env):
+    from fastchat_tui.ui.app import FastchatApp
+    from fastchat_tui.ui.screens.key_prompt import KeyPrompt
+
+    with KeyedServer(KEY) as moved:
+        path = tmp_path / "config.toml"
+        path.write_text(openai_source_toml("fast", "https://api.example.com/v1"))
+        keys.store(load(path).sources["fast"], KEY)
+        path.write_text(openai_source_toml("fast", moved.url))
+        app = FastchatApp(load(path), probe_on_start=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press(*"hello", "enter")
+            for _ in range(500):
+                if isinstance(app.screen, KeyPrompt):
+                    break
+                await pilot.pause(0.02)
+            assert isinstance(app.screen, KeyPrompt)
+            failed = app._turn
+            assert failed is not None and failed.error is not None and failed.error.kind == ErrorKind.AUTH
+            assert "https://api.example.com:443" in failed.error.message and moved.origin in failed.error.message
+            assert moved.requests == []  # asked before anything was sent there
+            await pilot.press(*KEY, "enter")  # Enter saves to the keyring: bound to the new origin
+            for _ in range(500):
+                if app._turn is not None and app._turn.status == "complete":
+                    break
+                await pilot.pause(0.02)
+            assert app._turn.status == "complete" and app._turn.source == "fast"
+        assert keyring.get_password(keys.bindings_service(), "fast") == moved.origin
+        assert moved.authorizations() == [f"Bearer {KEY}"]

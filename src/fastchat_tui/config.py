@@ -14,17 +14,24 @@ import tomllib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
 
+if TYPE_CHECKING:  # pragma: no cover
+    from fastchat_tui.secrets_scan import Scanner
+
 SOURCE_KINDS = ("ollama", "openai")
 THINK_LEVELS = ("low", "medium", "high")
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 TOP_KEYS = ("default_source", "theme", "system_prompt", "max_tokens", "sources", "router")
 SOURCE_KEYS = ("preset", "kind", "base_url", "model", "api_key_env", "tags", "context_tokens", "timeout_s",
-               "price_in", "price_out", "monthly_budget", "think", "private")
+               "price_in", "price_out", "monthly_budget", "think", "private", "max_reply_chars", "max_line_bytes",
+               "max_body_bytes", "output_timeout_s")
+LIMIT_KEYS = {"max_reply_chars": int, "max_line_bytes": int, "max_body_bytes": int, "output_timeout_s": float}
+"""What a source takes from its server at most (see :class:`SourceConfig`); each a positive finite number."""
 
 
 class ConfigError(Exception):
@@ -61,6 +68,17 @@ class SourceConfig:
     private: bool | None = None
     """``true``: the user vouches that this host keeps data private (e.g. a machine on their own network);
     ``false``: never send it sensitive prompts; ``None``: private when tagged local and on this machine."""
+    max_reply_chars: int = 2_000_000
+    """Longest reply, answer and reasoning together (about 4x the longest output any model offers); then a cut."""
+    max_line_bytes: int = 1 << 20
+    """Longest line of the stream (one SSE or NDJSON line), and of a JSON body; real chunks are under 1 KB."""
+    max_body_bytes: int = 128 << 20
+    """Most of a response body read, after decompression (a gzip bomb inflates a thousandfold); a reply of
+    128k tokens is about 30 MB of SSE."""
+    output_timeout_s: float = 120.0
+    """Longest wait from the headers to the first output and between outputs: keep-alives, comments, empty
+    chunks and partial lines do not count, reasoning does. ``timeout_s`` bounds the wait for the headers
+    and for each read."""
 
     @property
     def is_local(self) -> bool:
@@ -333,7 +351,7 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
     timeout = float(_expect(loc, where, table, "timeout_s", (int, float), 30.0))
     if timeout <= 0:
         raise loc.error("must be more than 0", where, "timeout_s")
-    money: dict[str, float | None] = {}
+    money: dict[str, Any] = {}  # each a float or None
     for key in ("price_in", "price_out", "monthly_budget"):
         value = _expect(loc, where, table, key, (int, float), None)
         if value is not None and (isinstance(value, bool) or value < 0):
@@ -355,27 +373,68 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         think=think,
         private=_expect(loc, where, table, "private", bool, None),
         **money,
+        **_limits(loc, where, table),
     )
 
 
-def _refuse_secrets(raw: dict[str, Any], loc: _Locator, table: str | None) -> None:
-    """A key in the config file is refused: keys belong in the OS keyring."""
+def _limits(loc: _Locator, where: str, table: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`LIMIT_KEYS` the table sets (the others keep their defaults), each checked."""
+    limits: dict[str, Any] = {}
+    for key, kind in LIMIT_KEYS.items():
+        value = _expect(loc, where, table, key, (int, float) if kind is float else int, None)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not 0 < value < float("inf"):
+            raise loc.error("must be a number more than 0" if kind is float else "must be a whole number more than 0",
+                            where, key)
+        limits[key] = kind(value)
+    return limits
+
+
+def _refuse_secrets(raw: dict[str, Any], loc: _Locator, table: str | None, line: int | None = None,
+                    scanner: Scanner | None = None) -> None:
+    """Keys belong in the OS keyring, never in the config file. Refused with file and line, never shown: a
+    value under a secret's name (``api_key``, ``token``…), any string value in which the one secret detector
+    finds a secret whatever its key is called (``apikey``, ``access_token``, ``headers = {Authorization =
+    "Bearer …"}``, a password in a URL), and an ``api_key_env`` that holds a key instead of a variable's name.
+
+    ``line``: the line of the inline table that ``raw`` is (its keys have no line of their own).
+    """
+    from fastchat_tui import secrets_scan  # here: only a config file pays for its import (about 50 ms)
+
+    scanner = scanner or secrets_scan.Scanner()
+    source = table.split(".")[1] if table and table.startswith("sources.") else "SOURCE"
+    keep = (f"Remove this line and run `fastchat keys set {source}` to keep the key in the OS keyring "
+            "(or set the environment variable named by api_key_env)")
     for key, value in raw.items():
         dotted = f"{table}.{key}" if table else key
-        if isinstance(value, dict):
-            _refuse_secrets(value, loc, dotted)
-        elif isinstance(value, list) and all(isinstance(item, dict) for item in value):
-            for item in value:
-                _refuse_secrets(item, loc, dotted)
-        elif key.lower() in SECRET_KEYS and isinstance(value, str) and value:
-            source = table.split(".", 1)[1] if table and table.startswith("sources.") else "SOURCE"
-            raise loc.error(
-                "API keys must not be stored in the config file. Remove this line and run "
-                f"`fastchat keys set {source}` to keep the key in the OS keyring "
-                "(or set the environment variable named by api_key_env)",
-                table,
-                key,
-            )
+        here = line if line is not None else loc.line_of(table, key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, list):  # a list of lists (``sensitive_patterns``): the same key's values
+                _refuse_secrets({key: item}, loc, table, here, scanner)
+            elif isinstance(item, dict):  # a table; an inline one's keys are on its key's line
+                _refuse_secrets(item, loc, dotted, line if line is not None or loc.line_of(dotted, None) else here,
+                                scanner)
+            elif isinstance(item, str) and item:
+                if key.lower() in SECRET_KEYS:
+                    raise ConfigError(f"API keys must not be stored in the config file. {keep}", loc.path, here, dotted)
+                if key == "api_key_env" and source != "SOURCE" and not _names_a_variable(item, scanner):
+                    raise ConfigError("must be the name of an environment variable (letters, digits and _, like "
+                                      "CEREBRAS_API_KEY), and this value looks like an API key itself, so it is not "
+                                      f"shown. Keep the key in the OS keyring with `fastchat keys set {source}` and "
+                                      "remove this line, or put the key in a variable and name that variable here",
+                                      loc.path, here, dotted)
+                finding = scanner.scan_text(f'{key} = "{item}"', dotted)
+                if finding is not None:
+                    raise ConfigError(f"this looks like a secret ({finding.what}), and secrets must not be stored in "
+                                      f"the config file. {keep}", loc.path, here, dotted)
+
+
+def _names_a_variable(value: str, scanner: Scanner) -> bool:
+    """Whether an ``api_key_env`` value reads as a variable's name rather than a key pasted in its place:
+    an identifier, no key the detector knows, and not 16+ characters of letters and digits without a ``_``."""
+    generated = len(value) >= 16 and "_" not in value and any(c.isdigit() for c in value)
+    return bool(_ENV_NAME.fullmatch(value)) and not generated and scanner.scan_text(value, "api_key_env") is None
 
 
 def starter(env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -126,10 +126,17 @@ class Session:
     def source(self, name: str) -> Source:
         """The warm client for ``name``, created on first use."""
         if name not in self._sources:
+            from fastchat_tui import keys
             from fastchat_tui.sources import make_source
 
             spec = self.config.sources[name]
-            self._sources[name] = make_source(spec, self.key_lookup(spec) if spec.kind == "openai" else None)
+            key = self.key_lookup(spec) if spec.kind == "openai" else None
+            # Every key passes here, whichever lookup found it (keyring, environment, one pasted in the TUI),
+            # so this is where the rule of where a key may go is applied, once (keys.refusal): never over
+            # plain HTTP off this machine, never to an origin its stored key was not given for. A refused
+            # source fails each request and probe with the reason, before anything is sent.
+            refused = keys.refusal(spec, key)
+            self._sources[name] = keys.RefusedSource(spec, refused) if refused else make_source(spec, key)
         return self._sources[name]
 
     def forget_source(self, name: str) -> None:

@@ -15,7 +15,7 @@ import time
 from contextlib import aclosing
 from typing import TYPE_CHECKING, TextIO
 
-from fastchat_tui.commands.common import CommandError, load_config, warn
+from fastchat_tui.commands.common import CommandError, fail, load_config, warn
 from fastchat_tui.meter import reply_line
 from fastchat_tui.sources.base import ReasoningDelta, TextDelta
 
@@ -112,14 +112,17 @@ def report(turn: Turn | None, as_json: bool, writer: _Writer) -> int:
         return 130
     if turn.status in ("pending", "streaming"):  # interrupted before the session could mark it
         turn.status = "cancelled"
+    from fastchat_tui.keys import redact  # what a server echoes back (a key's prefix, a URL password) stays here
+
     if as_json:
-        print(json.dumps(turn_json(turn), ensure_ascii=False))
+        print(redact(json.dumps(turn_json(turn), ensure_ascii=False)))
     else:
         writer.end_line()
-        print(reply_line(turn.source, turn.model, turn.reading(), turn.status, note=turn.end_note,
-                         fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason), file=sys.stderr)
+        print(redact(reply_line(turn.source, turn.model, turn.reading(), turn.status, note=turn.end_note,
+                                fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason)),
+              file=sys.stderr)
         if turn.error:
-            print(f"fastchat: {turn.error.shown}", file=sys.stderr)
+            fail(turn.error.shown)
     return exit_code(turn)
 
 

@@ -1,8 +1,10 @@
 """fastchat keys: set, list, delete and test API keys kept in the OS keyring.
 
 Keys are stored under the service name "fastchat" with the source's name as
-the user name. They are never printed: "list" shows where each key comes from
-(keyring, environment variable or none) and a masked form such as csk-…9f2a.
+the user name, bound to the origin (scheme://host:port) of the source's base URL:
+after the base URL moves to another origin the key is not used until "set" stores
+one for the new place. Keys are never printed: "list" shows where each key comes
+from (keyring, environment variable or none) and a masked form such as csk-…9f2a.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = parser.add_subparsers(dest="keys_action", metavar="ACTION", required=True)
 
-    p = actions.add_parser("set", help="store (or replace) a source's key; prompts without echo")
+    p = actions.add_parser("set", help="store (or replace) a source's key for its base URL; prompts without echo")
     p.add_argument("source", help="a configured source or a preset name (e.g. cerebras, groq)")
     p.add_argument("--stdin", action="store_true", help="read the key as one line from stdin (for scripts)")
     p.set_defaults(run=run_set)
@@ -94,7 +96,11 @@ def run_set(args: argparse.Namespace) -> int:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except keys.KeyringUnavailable as exc:
         raise CommandError(f"cannot store the key for '{source.name}': {exc}", EXIT_FAILED) from None
-    print(f"stored the key for '{source.name}' in the OS keyring ({keys.backend_name()}): {keys.mask(key)}")
+    print(f"stored the key for '{source.name}' in the OS keyring ({keys.backend_name()}) for "
+          f"{keys.url_origin(source.base_url)}: {keys.mask(key)}")
+    refused = keys.refusal(source, key)
+    if refused is not None:  # stored all the same: the base URL may be fixed next
+        print(f"fastchat: warning: {refused.message}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -113,6 +119,8 @@ def run_list(args: argparse.Namespace) -> int:
         key, origin = keys.resolve(source, use_keyring=problem is None)
         if source.kind == "ollama" and key is None:
             origin = "none (not needed)"
+        elif key is None and problem is None and (moved := keys.moved_from(source)):
+            origin = f"none (the keyring's key is for {moved})"
         rows.append((name, origin, keys.mask(key)))
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     for row in rows:
@@ -140,6 +148,10 @@ def run_test(args: argparse.Namespace) -> int:
     keys = _keys()
     source = find_source(load_config(), args.source)
     key, origin = keys.resolve(source)
+    refused = keys.refusal(source, key)
+    if refused is not None:
+        print(f"{source.name}: {refused.message}", file=sys.stderr)
+        return EXIT_FAILED
     if key is None and source.kind != "ollama":
         print(f"{source.name}: no key — {keys.missing_key_message(source)}", file=sys.stderr)
         return EXIT_FAILED
