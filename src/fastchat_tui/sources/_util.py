@@ -1,13 +1,131 @@
-"""Small helpers shared by the source modules: error wording, in-stream errors, ``<think>`` tags."""
+"""Small helpers shared by the source modules: what a server sends, made safe (text cleaned, JSON
+parsed with a nesting bound, bodies read with a size bound, the reply held to its limit); error
+wording; in-stream errors; ``<think>`` tags."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
+from typing import Any
 
 from fastchat_tui.sources.base import ErrorKind, SourceError
 
 MESSAGE_CAP = 2000
 """Longest server message kept in an error (llama.cpp's advice comes after 80 characters)."""
+ERROR_BODY_CAP = 64 * 1024
+"""Most of an HTTP error body that is read: enough for any message, never a bomb."""
+MAX_DEPTH = 64
+"""Deepest JSON nesting taken from a server; real chunks and error bodies nest under 10 levels."""
+
+
+# -- what a server sends, made safe ----------------------------------------------------------
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_END = "(?:\x07|\x1b\\\\|\x9c)?"  # BEL, ESC \ or C1 ST ends a string sequence (or the text does)
+_CONTROLS = re.compile(
+    "\x1b(?:\\[[0-?]*[ -/]*[@-~]?"  # CSI: ESC [ params intermediates final (SGR, clear screen, cursor)
+    "|[]PX^_][^\x07\x1b\x9c]*" + _END +  # OSC (title, OSC 52 clipboard, links), DCS, SOS, PM, APC
+    "|[ -/]*[0-~]?)"  # any other ESC sequence (charset, keypad, reset), or a lone ESC
+    "|\x9b[0-?]*[ -/]*[@-~]?"  # C1 CSI
+    "|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c]*" + _END +  # C1 DCS, SOS, OSC, PM, APC
+    "|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # every other C0 and C1 control but \t and \n, and DEL
+)
+
+
+def clean(text: str) -> str:
+    """Server text made safe to store and to write to a terminal; the one place it is cleaned.
+
+    A lone surrogate (legal in JSON as ``"\\ud800"``, not encodable as UTF-8) becomes U+FFFD.
+    Escape sequences (CSI, OSC such as a window title or an OSC 52 clipboard write, DCS, …),
+    BEL and every other C0/C1 control except ``\\n`` and ``\\t`` are removed, whole. A sequence
+    split across chunks loses its introducer in the first, so what is left of it is plain text.
+    """
+    if _UNSAFE.search(text) is None:
+        return text
+    return _CONTROLS.sub("", _SURROGATE.sub("\ufffd", text))
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than :data:`MAX_DEPTH`: refused before the parser recurses into it."""
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def loads(data: bytes) -> Any:
+    """``json.loads`` for what a server sent: invalid UTF-8 becomes U+FFFD, nesting past
+    :data:`MAX_DEPTH` raises :class:`TooDeep` (a ``ValueError``, as every malformed line does).
+
+    The check costs two byte counts on an ordinary line; only a line with more brackets than
+    :data:`MAX_DEPTH` has its strings stripped and its brackets paired off, one level per pass.
+    """
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH:
+        brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+        for _ in range(MAX_DEPTH):
+            inner = brackets.replace(b"[]", b"").replace(b"{}", b"")
+            if len(inner) == len(brackets):
+                break
+            brackets = inner
+        if brackets:
+            raise TooDeep(f"JSON nested more than {MAX_DEPTH} levels deep")
+    return json.loads(data.decode("utf-8", "replace"))
+
+
+async def read_capped(response: Any, limit: int) -> bytes:
+    """At most ``limit`` bytes of a streamed response's (decoded) body; the rest is never read.
+
+    The response is closed. Works on ``httpx`` and ``httpx2`` responses alike.
+    """
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_bytes():
+            parts.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break
+    finally:
+        await response.aclose()
+    return b"".join(parts)[:limit]
+
+
+class Budget:
+    """The reply's limit (``max_reply_chars``, answer and reasoning together) and its cleaning.
+
+    :meth:`take` cleans one piece of server text (:func:`clean`) and returns what fits; once
+    something did not fit, :attr:`full` is true and the source ends the reply.
+    """
+
+    __slots__ = ("full", "limit", "room")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = self.room = limit
+        self.full = False
+
+    def take(self, text: str) -> str:
+        text = clean(text)
+        room = self.room - len(text)
+        if room < 0:
+            text, room = text[: self.room], 0
+            self.full = True
+        self.room = room
+        return text
+
+
+def limit_error(name: str, what: str, chars: int, chunks: int, reasoning_chars: int = 0,
+                before: ErrorKind = ErrorKind.PROTOCOL) -> SourceError:
+    """A limit of the source was hit: a cut that keeps the partial reply once output arrived, else ``before``."""
+    if chunks:
+        return cut(name, what, chars, chunks, reasoning_chars=reasoning_chars)
+    return SourceError(before, f"{name}: {what}", source=name)
+
+
+def count(value: object) -> int | None:
+    """A token count from a server: a whole number of 0 or more, or ``None``."""
+    return value if type(value) is int and value >= 0 else None
 
 
 def received(chars: int, chunks: int, reasoning_chars: int = 0) -> str:
@@ -28,8 +146,8 @@ def cut(name: str, what: str, chars: int, chunks: int, detail: str = "", *, reas
 
 
 def excerpt(text: str, limit: int = 300) -> str:
-    """``text`` on one line, at most ``limit`` characters."""
-    text = " ".join(text.split())
+    """``text`` on one line, at most ``limit`` characters, cleaned (:func:`clean`): it is shown as it is."""
+    text = " ".join(clean(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

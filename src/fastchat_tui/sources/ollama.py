@@ -1,6 +1,13 @@
-"""Ollama's native ``/api/chat`` (NDJSON) through one warm ``ollama.AsyncClient``.
+"""Ollama's native ``/api/chat`` (NDJSON), read raw through one warm ``httpx.AsyncClient``.
 
-``ollama`` (0.27 s to import) is imported on first use.
+The ``ollama`` package is not used: its stream takes a line of any length (an endless line grew
+memory quadratically), reads and parses an error body of any size (200,000 nested ``[`` raised
+``RecursionError``), and validates every chunk with pydantic. Reading the NDJSON here keeps the
+source's limits, as :mod:`.openai_compat` does for SSE (``timeout_s`` for the headers in all and
+each read, ``output_timeout_s`` without output, ``max_line_bytes``, ``max_body_bytes`` after
+decompression, ``max_reply_chars``), and cleans server text (:class:`Budget`). ``httpx`` is the
+client the ``ollama`` package wraps, so proxies and ``NO_PROXY`` work as they did; it is
+imported on first use.
 
 ``Sent.t`` is stamped by the connection as it writes the request headers (an httpx request
 hook adds a ``trace`` callback), so neither the client library's set-up nor a first request's
@@ -20,20 +27,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
 import time
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
+from fastchat_tui import __version__
 from fastchat_tui.context import ollama_options
 from fastchat_tui.sources._util import (
+    ERROR_BODY_CAP,
+    MAX_DEPTH,
     MESSAGE_CAP,
+    Budget,
     ThinkSplitter,
+    TooDeep,
+    clean,
+    count as _count,
     cut as _cut,
     excerpt as _excerpt,
+    limit_error,
+    loads as _loads,
+    read_capped,
     reason as _reason,
     received as _received,
     redirect_error,
+    seconds as _seconds,
     stream_error,
 )
 from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, ReasoningDelta, Sent, SourceError, TextDelta, Usage
@@ -58,12 +75,7 @@ async def _trace(step: str, info: dict[str, Any]) -> None:
 
 
 async def _stamp_send(request: Any) -> None:
-    """httpx request hook: has the connection (httpcore's ``trace`` extension) stamp t_send as it writes.
-
-    It also drops the ``Authorization`` that the ``ollama`` package adds from ``OLLAMA_API_KEY``: keys
-    are bound to their sources, and an Ollama source gets none.
-    """
-    request.headers.pop("authorization", None)
+    """httpx request hook: has the connection (httpcore's ``trace`` extension) stamp t_send as it writes."""
     request.extensions["trace"] = _trace
 
 
@@ -78,18 +90,19 @@ class OllamaSource:
         self.model = config.model
         self.base_url = config.base_url.rstrip("/")
         self._client: Any = None
-        self._ollama: Any = None
         self._httpx: Any = None
 
     def _ensure_client(self) -> Any:
         if self._client is None:
             import httpx
-            import ollama
 
-            self._ollama, self._httpx = ollama, httpx
+            self._httpx = httpx
             t = self.config.timeout_s
-            self._client = ollama.AsyncClient(
-                host=self.base_url,
+            # no Authorization, whatever OLLAMA_API_KEY says: keys are bound to their sources, and an
+            # Ollama source gets none
+            self._client = httpx.AsyncClient(
+                base_url=self.base_url,
+                headers={"Accept": "application/json", "User-Agent": f"fastchat/{__version__}"},
                 timeout=httpx.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP)),
                 event_hooks={"request": [_stamp_send]},
                 follow_redirects=False,  # see sources._util.redirect_error
@@ -99,7 +112,7 @@ class OllamaSource:
     async def aclose(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            await client.close()
+            await client.aclose()
 
     async def stream(
         self,
@@ -110,81 +123,151 @@ class OllamaSource:
         think: bool | str | None = None,
     ) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
-        ollama, httpx = self._ollama, self._httpx
+        httpx = self._httpx
+        config = self.config
         model = model or self.model
-        options = ollama_options(messages, self.config.context_tokens, max_tokens)
-        think = self.config.think if think is None else think
+        request: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
+        options = ollama_options(messages, config.context_tokens, max_tokens)
+        if options:
+            request["options"] = options
+        think = config.think if think is None else think
+        if think is not None:
+            request["think"] = think
+        loads = _loads
+        clock = perf_counter
         chars = chunks = thought = 0  # answer characters, output chunks, reasoning characters
         tags = ThinkSplitter()
-        clock = perf_counter
+        budget = Budget(config.max_reply_chars)
+        take = budget.take
+        max_line, max_body, quiet = config.max_line_bytes, config.max_body_bytes, config.output_timeout_s
         t_send = clock()
         _t_written.set(None)
-        parts = None
+        response = None
         try:
-            parts = await client.chat(model=model, messages=messages, stream=True, options=options or None,
-                                      think=think)
-            # the request is written on the first read; the first part means headers arrived
-            part = await anext(parts, None)
-            if part is None:
-                raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url} sent an empty reply",
-                                  source=self.name)
+            try:
+                async with asyncio.timeout(config.timeout_s):  # all of the wait for the headers
+                    response = await client.send(client.build_request("POST", "/api/chat", json=request), stream=True)
+                    if not response.is_success:
+                        body = await read_capped(response, ERROR_BODY_CAP)
+                        raise self._status_error(response.status_code, body, response.headers.get("location"), model)
+            except TimeoutError:
+                raise self._timeout_error(0, 0, 0) from None
             yield Sent(_t_written.get() or t_send)
-            while part is not None:
+            final: dict[str, Any] | None = None
+            held: list[bytes] = []  # the start of a line still being read, in pieces (joined once, never re-copied)
+            size = seen = held_size = 0  # body bytes read, output chunks when output last arrived, bytes held
+            t = t_output = clock()
+            parts = response.aiter_bytes()
+            ended = False
+            while not ended:
+                data = await anext(parts, None)
+                if data is None:  # the end: a last line without its newline is read too
+                    if not held:
+                        break
+                    data, ended = b"\n", True
                 t = clock()
-                message = part.message
-                if message is not None:
-                    thinking = message.thinking
-                    if thinking:
-                        thought += len(thinking)
-                        chunks += 1
-                        yield ReasoningDelta(thinking, t)
-                    text = message.content
-                    if text:
-                        if tags.answering:
-                            thinking = ""
-                        else:
-                            thinking, text = tags.feed(text)
-                        if thinking:
-                            thought += len(thinking)
-                            chunks += 1
-                            yield ReasoningDelta(thinking, t)
-                        if text:
-                            chars += len(text)
-                            chunks += 1
-                            yield TextDelta(text, t)
-                if part.done:
-                    thinking, text = tags.flush()
-                    if thinking:
-                        yield ReasoningDelta(thinking, t)
-                    if text:
-                        yield TextDelta(text, t)
-                    if part.eval_count is not None or part.prompt_eval_count is not None:
-                        yield Usage(
-                            output_tokens=part.eval_count,
-                            input_tokens=part.prompt_eval_count,
-                            server_eval_count=part.eval_count,
-                            server_eval_ns=part.eval_duration,
-                        )
-                    yield Done(t, part.done_reason)
-                    # read to the end of the body so the connection goes back to the pool
+                size += len(data)
+                if size > max_body:
+                    raise self._limit(f"more than {max_body:,} bytes of body (max_body_bytes)", chars, chunks, thought)
+                if b"\n" not in data:  # more of a line
+                    held.append(data)
+                    held_size += len(data)
+                    if held_size > max_line:
+                        raise self._limit(f"a line longer than {max_line:,} bytes (max_line_bytes)", chars, chunks,
+                                          thought)
+                    lines: list[bytes] = []
+                else:
+                    if held:
+                        held.append(data)
+                        data = b"".join(held)
+                        held.clear()
+                    lines = data.split(b"\n")
+                    rest = lines.pop()
+                    if len(data) > max_line and (len(rest) > max_line or any(len(line) > max_line for line in lines)):
+                        raise self._limit(f"a line longer than {max_line:,} bytes (max_line_bytes)", chars, chunks,
+                                          thought)
+                    if rest:
+                        held.append(rest)
+                    held_size = len(rest)
+                for line in lines:
                     try:
-                        async with asyncio.timeout(DRAIN_TIMEOUT):
-                            async for _ in parts:
-                                pass
-                    except Exception:  # the reply is complete; at worst the connection is not reused
+                        obj = loads(line) if line.strip() else None
+                        if obj is None:
+                            continue
+                        error = obj.get("error")
+                        if error:
+                            raise stream_error(self.name, error, chars, chunks, reasoning_chars=thought, who="Ollama")
+                        message = obj.get("message")
+                        if message:
+                            thinking = message.get("thinking")
+                            if thinking:
+                                if type(thinking) is not str:
+                                    raise TypeError(thinking)
+                                thinking = take(thinking)
+                                if thinking:
+                                    thought += len(thinking)
+                                    chunks += 1
+                                    yield ReasoningDelta(thinking, t)
+                            text = message.get("content")
+                            if text:
+                                if type(text) is not str:
+                                    raise TypeError(text)
+                                if tags.answering:
+                                    thinking, text = "", take(text)
+                                else:
+                                    thinking, text = tags.feed(take(text))
+                                if thinking:
+                                    thought += len(thinking)
+                                    chunks += 1
+                                    yield ReasoningDelta(thinking, t)
+                                if text:
+                                    chars += len(text)
+                                    chunks += 1
+                                    yield TextDelta(text, t)
+                            if budget.full:
+                                raise self._limit(f"more than {budget.limit:,} characters of reply (max_reply_chars)",
+                                                  chars, chunks, thought)
+                        done = obj.get("done", False)
+                        if type(done) is not bool:
+                            raise TypeError(done)
+                    except (ValueError, AttributeError, TypeError) as exc:
+                        what = (f"JSON nested more than {MAX_DEPTH} levels deep" if isinstance(exc, TooDeep)
+                                else "a message of an unexpected shape" if isinstance(exc, AttributeError | TypeError)
+                                else "a line that is not JSON")
+                        raise _protocol(self.name, what, line, chars, chunks, thought) from None
+                    if done:
+                        final = obj
+                        break
+                if final is not None:
+                    break
+                if chunks != seen:
+                    seen, t_output = chunks, t
+                elif t - t_output > quiet:
+                    raise self._limit(f"no output for {_seconds(quiet)} (output_timeout_s), only empty chunks or "
+                                      "partial lines", chars, chunks, thought, ErrorKind.UNREACHABLE)
+            if final is None:
+                if chunks:
+                    raise _cut(self.name, "the reply stopped without a final 'done' message", chars, chunks,
+                               reasoning_chars=thought)
+                raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url} ended the stream without a reply",
+                                  source=self.name)
+            thinking, text = tags.flush()
+            if thinking:
+                yield ReasoningDelta(thinking, t)
+            if text:
+                yield TextDelta(text, t)
+            eval_count, prompt_count = _count(final.get("eval_count")), _count(final.get("prompt_eval_count"))
+            if eval_count is not None or prompt_count is not None:
+                yield Usage(output_tokens=eval_count, input_tokens=prompt_count, server_eval_count=eval_count,
+                            server_eval_ns=_count(final.get("eval_duration")))
+            reason = final.get("done_reason")
+            yield Done(t, clean(reason) if type(reason) is str else None)
+            # read to the end of the body so the connection goes back to the pool
+            with contextlib.suppress(Exception):  # the reply is complete; at worst the connection is not reused
+                async with asyncio.timeout(DRAIN_TIMEOUT):
+                    async for _ in parts:
                         pass
-                    return
-                part = await anext(parts, None)
-            if chunks:
-                raise _cut(self.name, "the reply stopped without a final 'done' message", chars, chunks,
-                           reasoning_chars=thought)
-            raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url} ended the stream without a reply",
-                              source=self.name)
-        except SourceError:
-            raise
-        except ollama.ResponseError as exc:
-            raise self._response_error(exc, model, chars, chunks, thought) from None
-        except (ConnectionError, httpx.ConnectError) as exc:
+        except httpx.ConnectError as exc:
             raise SourceError(
                 ErrorKind.UNREACHABLE,
                 f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
@@ -202,26 +285,22 @@ class OllamaSource:
                 f"{self.name}: the connection to {self.base_url} was lost before any reply arrived ({_reason(exc)})",
                 source=self.name,
             ) from None
-        except json.JSONDecodeError as exc:
-            raise _protocol(self.name, "a line that is not JSON", exc.doc, chars, chunks, thought) from None
-        except ValueError as exc:  # pydantic.ValidationError: JSON of the wrong shape
-            raise SourceError(
-                ErrorKind.PROTOCOL,
-                f"{self.name}: the server sent a message of an unexpected shape: {_excerpt(str(exc), 160)}",
-                source=self.name,
-            ) from None
         finally:
-            if parts is not None:
+            if response is not None:
                 with contextlib.suppress(Exception):
-                    await parts.aclose()
+                    await response.aclose()
 
-    def _response_error(self, exc: Any, model: str, chars: int, chunks: int, thought: int = 0) -> SourceError:
-        status = exc.status_code
-        if status == -1:  # an {"error": ...} line in mid-stream
-            return stream_error(self.name, exc.error, chars, chunks, reasoning_chars=thought, who="Ollama")
-        said = _excerpt(str(exc.error), MESSAGE_CAP)
+    def _limit(self, what: str, chars: int, chunks: int, thought: int,
+               before: ErrorKind = ErrorKind.PROTOCOL) -> SourceError:
+        """A limit hit: ``what`` the server ``sent`` (see :func:`limit_error`)."""
+        who = "Ollama" if chunks else self.base_url
+        return limit_error(self.name, f"{who} sent {what}", chars, chunks, thought, before)
+
+    def _status_error(self, status: int, body: bytes, location: str | None, model: str) -> SourceError:
+        """An HTTP error status; ``body`` is the start of its body (Ollama sends ``{"error": "…"}``)."""
         if 300 <= status < 400:
-            return redirect_error(self.name, self.base_url, status, None)
+            return redirect_error(self.name, self.base_url, status, location)
+        said = _excerpt(_message(body), MESSAGE_CAP)
         if status == 404:
             return SourceError(
                 ErrorKind.NOT_FOUND,
@@ -253,36 +332,58 @@ class OllamaSource:
         )
 
     async def probe(self, timeout: float | None = None) -> Probe:
-        """``GET /api/tags`` with a short timeout. Never raises."""
+        """``GET /api/tags`` within a short time in all, reading at most ``max_line_bytes``. Never raises."""
         try:
             client = self._ensure_client()
-            ollama, httpx = self._ollama, self._httpx
+            httpx = self._httpx
             limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
+            cap = self.config.max_line_bytes
             try:
                 async with asyncio.timeout(limit):
-                    listed = await client.list()
-                return Probe(True, [m.model for m in listed.models if m.model])
+                    response = await client.send(client.build_request("GET", "/api/tags"), stream=True)
+                    data = await read_capped(response, cap + 1 if response.is_success else ERROR_BODY_CAP)
             except TimeoutError:
                 return Probe(False, [], SourceError(
                     ErrorKind.UNREACHABLE, f"{self.name}: no answer from Ollama at {self.base_url} within {limit:g} s",
                     source=self.name))
-            except (ConnectionError, httpx.ConnectError) as exc:
+            except httpx.ConnectError as exc:
                 return Probe(False, [], SourceError(
                     ErrorKind.UNREACHABLE,
                     f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
                     "is Ollama running? start it with `ollama serve`",
                     source=self.name))
-            except ollama.ResponseError as exc:
-                return Probe(True, [], self._response_error(exc, self.model, 0, 0))
             except httpx.HTTPError as exc:
                 return Probe(False, [], SourceError(
                     ErrorKind.UNREACHABLE, f"{self.name}: {self.base_url}: {_reason(exc)}", source=self.name))
+            if not response.is_success:
+                return Probe(True, [], self._status_error(response.status_code, data, response.headers.get("location"),
+                                                          self.model))
+            if len(data) > cap:
+                return Probe(True, [], self._limit(f"a model list longer than {cap:,} bytes (max_line_bytes)", 0, 0, 0))
+            try:
+                return Probe(True, [clean(m["model"]) for m in _loads(data)["models"] if m.get("model")])
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                return Probe(True, [], SourceError(
+                    ErrorKind.PROTOCOL, f"{self.name}: {self.base_url}/api/tags is not a model list ({_reason(exc)})",
+                    source=self.name))
         except Exception as exc:  # a probe never raises
             return Probe(False, [], SourceError(ErrorKind.PROTOCOL, f"{self.name}: probe failed: {_excerpt(str(exc), 160)}",
                                                 source=self.name))
 
 
-def _protocol(name: str, what: str, line: str, chars: int, chunks: int, thought: int) -> SourceError:
+def _message(body: bytes) -> str:
+    """Ollama's words in an error body: its ``error`` field, else the body itself."""
+    text = body.decode("utf-8", "replace")
+    try:
+        obj = _loads(body)
+    except ValueError:
+        return text
+    error = obj.get("error") if isinstance(obj, dict) else None
+    return error if isinstance(error, str) and error else text
+
+
+def _protocol(name: str, what: str, line: bytes, chars: int, chunks: int, thought: int) -> SourceError:
+    excerpt = line[:80].decode("utf-8", "replace")
     more = "…" if len(line) > 80 else ""
     after = f" after {_received(chars, chunks, thought)}" if chunks else ""
-    return SourceError(ErrorKind.PROTOCOL, f"{name}: the server sent {what}{after}: {line[:80]!r}{more}", source=name)
+    return SourceError(ErrorKind.PROTOCOL, f"{name}: the server sent {what}{after}: {excerpt!r}{more}", source=name)

@@ -21,6 +21,13 @@ Groq's ``x_groq.usage``, with the server's own decode rate from llama.cpp's ``ti
 gives its kind (:func:`stream_error`). An error that comes after the finish reason (OpenRouter
 restates ``length`` as "Token limit reached") does not change how the reply ended.
 
+Limits (the source's config): ``timeout_s`` for the response headers in all (a server that drips
+them a byte at a time resets a read timeout forever) and for each read; ``output_timeout_s``
+without output (pings, comments and empty chunks are not output); ``max_line_bytes`` per line,
+``max_body_bytes`` of body after decompression, ``max_reply_chars`` of reply. An HTTP error is
+read by a response hook, at most :data:`ERROR_BODY_CAP` of it, before the SDK would read (and
+parse) all of it. Server text is cleaned by :class:`Budget` (:func:`clean`) as it is taken.
+
 Retries are ours, not the SDK's (its ``max_retries`` is 0): one retry for a refused or
 reset connection, for 500/502/503/504, and for a 429 whose ``Retry-After`` is at most
 :data:`RETRY_AFTER_CAP` seconds. A longer ``Retry-After`` is raised at once as
@@ -31,8 +38,8 @@ waiting in silence. Timeouts are never retried (the user has already waited).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
-import json
 import re
 import time
 from collections.abc import AsyncGenerator
@@ -40,10 +47,19 @@ from typing import TYPE_CHECKING, Any
 
 from fastchat_tui.presets import PRESETS
 from fastchat_tui.sources._util import (
+    ERROR_BODY_CAP,
+    MAX_DEPTH,
     MESSAGE_CAP,
+    Budget,
     ThinkSplitter,
+    TooDeep,
+    clean,
+    count as _count,
     cut as _cut,
     excerpt as _excerpt,
+    limit_error,
+    loads as _loads,
+    read_capped,
     reason as _reason,
     received as _received,
     redirect_error,
@@ -68,7 +84,18 @@ _RETRY_STATUSES = frozenset({500, 502, 503, 504})
 _FIELD = re.compile(rb"[A-Za-z][A-Za-z0-9_-]*:")
 """An SSE field line other than ``data:`` (``event:``, ``id:``, ``retry:``…), which carries no reply."""
 perf_counter = time.perf_counter
-_loads = json.loads
+
+
+class _Refused(Exception):
+    """An HTTP status other than 2xx, with the start of its body: raised by the response hook
+    (:meth:`OpenAISource._refuse`), so the SDK neither reads a body of any size nor parses it."""
+
+    def __init__(self, response: Any, body: bytes) -> None:
+        super().__init__(response.status_code)
+        self.status_code: int = response.status_code
+        self.headers = response.headers
+        self.url = str(response.url)
+        self.body = body
 
 
 class OpenAISource:
@@ -120,8 +147,9 @@ class OpenAISource:
             # the SDK's defaults (limits, redirects), plus a hook that stamps t_send on the
             # request itself, after the SDK has built it and just before it is written
             # ... but redirects are not followed: see sources._util.redirect_error
-            http_client=openai.DefaultAsyncHttpxClient(timeout=timeout, event_hooks={"request": [_stamp_send]},
-                                                       follow_redirects=False),
+            http_client=openai.DefaultAsyncHttpxClient(
+                timeout=timeout, event_hooks={"request": [_stamp_send], "response": [self._refuse]},
+                follow_redirects=False),
         )
         return self._client
 
@@ -161,11 +189,16 @@ class OpenAISource:
         while True:
             t_send = perf_counter()
             try:
-                async with create(**kwargs) as response:
+                async with contextlib.AsyncExitStack() as stack:
+                    try:
+                        async with asyncio.timeout(self.config.timeout_s):  # all of the wait for the headers
+                            response = await stack.enter_async_context(create(**kwargs))
+                    except TimeoutError:
+                        raise self._timeout_error("no response") from None
                     async for event in self._read(response.http_response, t_send):
                         yield event
                 return
-            except openai.APIStatusError as exc:
+            except _Refused as exc:
                 error = self._status_error(exc, model)
             except openai.APITimeoutError:
                 raise self._timeout_error("no response") from None
@@ -177,33 +210,61 @@ class OpenAISource:
             await asyncio.sleep(error.retry_after if error.retry_after is not None else _backoff(error))
 
     async def _read(self, http: Any, t_send: float) -> AsyncGenerator[Event, None]:
-        """Parse the raw SSE body: the hot path."""
+        """Parse the raw SSE body: the hot path. Size and time limits are checked once per read, not per
+        line; the reply's limit as its text is taken."""
         httpx2 = self._httpx
+        config = self.config
         yield Sent(http.request.extensions.get(T_SEND_KEY, t_send))
         loads = _loads
         clock = perf_counter
-        rest = b""
+        held: list[bytes] = []  # the start of a line still being read, in pieces (joined once, never re-copied)
         chars = chunks = thought = 0  # answer characters, output chunks, reasoning characters
         finish: str | None = None
         usage: Usage | None = None
         done_t: float | None = None
         event = b""  # the type of the SSE event being read (``event:`` line)
         tags = ThinkSplitter()
-        t = clock()
+        budget = Budget(config.max_reply_chars)
+        take = budget.take
+        max_line, max_body, quiet = config.max_line_bytes, config.max_body_bytes, config.output_timeout_s
+        size = seen = held_size = 0  # body bytes read, output chunks when output last arrived, bytes held
+        t = t_output = clock()
         body = http.aiter_bytes()
         try:
             if _is_json(http.headers.get("content-type", "")):
-                raise self._not_sse("a JSON body instead of an event stream", await http.aread(), 0, 0, 0)
+                data = await read_capped(http, max_line + 1)
+                if len(data) > max_line:
+                    raise self._limit(f"a JSON body longer than {max_line:,} bytes (max_line_bytes)", 0, 0, 0)
+                raise self._not_sse("a JSON body instead of an event stream", data, 0, 0, 0)
             async for data in body:
                 t = clock()
-                if rest:
-                    data = rest + data
-                lines = data.split(b"\n")
-                rest = lines.pop()
+                size += len(data)
+                if size > max_body:
+                    raise self._limit(f"more than {max_body:,} bytes of body (max_body_bytes)", chars, chunks, thought)
+                if b"\n" not in data:  # more of a line
+                    held.append(data)
+                    held_size += len(data)
+                    if held_size > max_line:
+                        raise self._limit(f"a line longer than {max_line:,} bytes (max_line_bytes)", chars, chunks,
+                                          thought)
+                    lines: list[bytes] = []
+                else:
+                    if held:
+                        held.append(data)
+                        data = b"".join(held)
+                        held.clear()
+                    lines = data.split(b"\n")
+                    rest = lines.pop()
+                    if len(data) > max_line and (len(rest) > max_line or any(len(line) > max_line for line in lines)):
+                        raise self._limit(f"a line longer than {max_line:,} bytes (max_line_bytes)", chars, chunks,
+                                          thought)
+                    if rest:
+                        held.append(rest)
+                    held_size = len(rest)
                 for line in lines:
-                    if line[-1:] == b"\r":
-                        line = line[:-1]
-                    if line[:5] == b"data:":
+                    if not line or line == b"\r":
+                        event = b""  # the end of an event
+                    elif line[:5] == b"data:":
                         payload = line[5:].strip()
                         if payload == b"[DONE]":
                             done_t = t
@@ -219,17 +280,20 @@ class OpenAISource:
                                     if thinking:
                                         if type(thinking) is not str:
                                             raise TypeError(thinking)
-                                        thought += len(thinking)
-                                        chunks += 1
-                                        yield ReasoningDelta(thinking, t)
+                                        thinking = take(thinking)
+                                        if thinking:
+                                            thought += len(thinking)
+                                            chunks += 1
+                                            yield ReasoningDelta(thinking, t)
                                     text = delta.get("content")
                                     if text:
                                         if type(text) is not str:  # Mistral: a list of typed parts
                                             thinking, text = _parts(text)
+                                            thinking, text = take(thinking), take(text)
                                         elif tags.answering:
-                                            thinking = ""
+                                            thinking, text = "", take(text)
                                         else:
-                                            thinking, text = tags.feed(text)
+                                            thinking, text = tags.feed(take(text))
                                         if thinking:
                                             thought += len(thinking)
                                             chunks += 1
@@ -238,21 +302,26 @@ class OpenAISource:
                                             chars += len(text)
                                             chunks += 1
                                             yield TextDelta(text, t)
+                                    if budget.full:
+                                        raise self._limit(f"more than {budget.limit:,} characters of reply "
+                                                          "(max_reply_chars)", chars, chunks, thought)
                                 reason = choice.get("finish_reason")
                                 if reason:
-                                    finish = reason
+                                    if type(reason) is not str:
+                                        raise TypeError(reason)
+                                    finish = clean(reason)
                             if "usage" in obj or "x_groq" in obj or "timings" in obj:
                                 usage = _usage(obj) or usage
                             error = obj.get("error")
                             if error is None and (event == b"error" or obj.get("object") == "error"):
                                 error = obj
-                        except (ValueError, AttributeError, TypeError, IndexError, KeyError):
-                            raise self._protocol_error("a malformed data line", line, chars, chunks, thought) from None
+                        except (ValueError, AttributeError, TypeError, IndexError, KeyError) as exc:
+                            what = f"JSON nested more than {MAX_DEPTH} levels deep" if isinstance(exc, TooDeep) else (
+                                "a malformed data line")
+                            raise self._protocol_error(what, line, chars, chunks, thought) from None
                         if error is not None and (finish is None or finish == "error"):
                             raise stream_error(self.name, error, chars, chunks, reasoning_chars=thought,
                                                redact=self._redact)
-                    elif not line:
-                        event = b""  # the end of an event
                     elif line[:1] == b":":
                         continue  # a comment: keep-alive, ": OPENROUTER PROCESSING"
                     elif line[:6] == b"event:":
@@ -261,7 +330,13 @@ class OpenAISource:
                         raise self._not_sse("a line that is not SSE", line, chars, chunks, thought)
                 if done_t is not None:
                     break
+                if chunks != seen:
+                    seen, t_output = chunks, t
+                elif t - t_output > quiet:
+                    raise self._limit(f"no output for {_seconds(quiet)} (output_timeout_s), only keep-alives or "
+                                      "partial lines", chars, chunks, thought, ErrorKind.UNREACHABLE)
             if done_t is None:
+                rest = b"".join(held)
                 if rest.strip():
                     raise self._not_sse("an unterminated line", rest, chars, chunks, thought)
                 if finish is None:
@@ -304,12 +379,17 @@ class OpenAISource:
 
     # -- errors ----------------------------------------------------------------------
 
-    def _status_error(self, exc: Any, model: str) -> SourceError:
+    async def _refuse(self, response: Any) -> None:
+        """httpx2 response hook: any status but 2xx is raised as :class:`_Refused` with at most
+        :data:`ERROR_BODY_CAP` of its body, before the SDK reads the whole body and parses it."""
+        if not response.is_success:
+            raise _Refused(response, await read_capped(response, ERROR_BODY_CAP))
+
+    def _status_error(self, exc: _Refused, model: str) -> SourceError:
         status = exc.status_code
-        response = exc.response
         if 300 <= status < 400:
-            return redirect_error(self.name, self.base_url, status, response.headers.get("location"))
-        server = self._redact(_server_message(response))
+            return redirect_error(self.name, self.base_url, status, exc.headers.get("location"))
+        server = self._redact(_server_message(exc.body))
         said = f": {server}" if server else ""
         where = self.base_url
         if status in (401, 403):
@@ -325,23 +405,22 @@ class OpenAISource:
                        f"model '{model}'; check it: {how}")
             return SourceError(ErrorKind.AUTH, msg, source=self.name, status=status)
         if status == 404:
-            body = _text(response).lower()
+            body = exc.body.decode("utf-8", "replace").lower()
             if model.lower() in body or "model" in body:
                 msg = (f"{self.name}: model '{model}' was not found at {where}{said}; "
                        f"check 'model' for this source (the server lists its models at {where}/models)")
             else:
-                url = str(getattr(response, "url", "") or f"{where}/chat/completions")
-                msg = (f"{self.name}: {url} was not found (HTTP 404){said}; check base_url: "
+                msg = (f"{self.name}: {exc.url} was not found (HTTP 404){said}; check base_url: "
                        f"most servers want it to end in /v1 (e.g. https://host/v1)")
             return SourceError(ErrorKind.NOT_FOUND, msg, source=self.name, status=status)
         if status == 429:
-            retry_after = _retry_after(response.headers)
+            retry_after = _retry_after(exc.headers)
             when = f"; retry in {_seconds(retry_after)}" if retry_after is not None else "; wait a moment and retry"
             return SourceError(ErrorKind.RATE_LIMITED, f"{self.name}: rate limited (HTTP 429{said}){when}",
                                source=self.name, status=status, retry_after=retry_after)
         if status >= 500:
             return SourceError(ErrorKind.SERVER, f"{self.name}: server error at {where} (HTTP {status}{said})",
-                               source=self.name, status=status, retry_after=_retry_after(response.headers))
+                               source=self.name, status=status, retry_after=_retry_after(exc.headers))
         return SourceError(ErrorKind.SERVER, f"{self.name}: the server refused the request (HTTP {status}{said})",
                            source=self.name, status=status)
 
@@ -362,6 +441,12 @@ class OpenAISource:
             f"{self.name}: {what} from {self.base_url} within {t} (timeout_s); the server may be down or overloaded",
             source=self.name,
         )
+
+    def _limit(self, what: str, chars: int, chunks: int, thought: int,
+               before: ErrorKind = ErrorKind.PROTOCOL) -> SourceError:
+        """A limit hit: ``what`` the server ``sent`` (see :func:`limit_error`)."""
+        who = "the server" if chunks else self.base_url
+        return limit_error(self.name, f"{who} sent {what}", chars, chunks, thought, before)
 
     def _protocol_error(self, what: str, line: bytes, chars: int, chunks: int, thought: int) -> SourceError:
         excerpt = self._redact(line[:80].decode("utf-8", "replace"))
@@ -403,19 +488,28 @@ class OpenAISource:
             client = self._ensure_client()
             openai = self._openai
             limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
+            models = client.with_options(timeout=limit, max_retries=0).models
+            cap = self.config.max_line_bytes
             try:
-                page = await client.with_options(timeout=limit, max_retries=0).models.list(
-                    extra_headers=self._headers
-                )
-                return Probe(True, sorted(m.id for m in page.data))
-            except openai.APIStatusError as exc:
+                async with asyncio.timeout(limit):  # all of it: a list dripped a byte at a time resets a read timeout
+                    async with models.with_streaming_response.list(extra_headers=self._headers) as response:
+                        data = await read_capped(response.http_response, cap + 1)
+            except _Refused as exc:
                 return Probe(True, [], self._status_error(exc, self.model))
-            except openai.APITimeoutError:
+            except (TimeoutError, openai.APITimeoutError):
                 return Probe(False, [], SourceError(
                     ErrorKind.UNREACHABLE,
                     f"{self.name}: no answer from {self.base_url} within {_seconds(limit)}", source=self.name))
             except openai.APIConnectionError as exc:
                 return Probe(False, [], self._connection_error(exc))
+            if len(data) > cap:
+                return Probe(True, [], self._limit(f"a model list longer than {cap:,} bytes (max_line_bytes)", 0, 0, 0))
+            try:
+                return Probe(True, sorted(clean(m["id"]) for m in _loads(data)["data"]))
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                return Probe(True, [], SourceError(
+                    ErrorKind.PROTOCOL, f"{self.name}: {self.base_url}/models is not a model list ({_reason(exc)})",
+                    source=self.name))
         except Exception as exc:  # a probe never raises
             return Probe(False, [], SourceError(ErrorKind.PROTOCOL, f"{self.name}: probe failed: {_reason(exc)}",
                                                 source=self.name))
@@ -473,17 +567,24 @@ def _usage(obj: dict[str, Any]) -> Usage | None:
     if not usage and not timings:
         return None
     usage = usage or {}
-    tokens = usage.get("completion_tokens")
+    tokens = _count(usage.get("completion_tokens"))
     details = usage.get("completion_tokens_details") or {}
     tps = None
     if timings:
-        tps = timings.get("predicted_per_second")
+        tps = _rate(timings.get("predicted_per_second"))
     else:
-        seconds = (obj.get("time_info") or usage).get("completion_time")
+        seconds = _rate((obj.get("time_info") or usage).get("completion_time"))
         if seconds and tokens:
             tps = tokens / seconds
-    return Usage(output_tokens=tokens, input_tokens=usage.get("prompt_tokens"),
-                 reasoning_tokens=details.get("reasoning_tokens"), server_tps=tps)
+    return Usage(output_tokens=tokens, input_tokens=_count(usage.get("prompt_tokens")),
+                 reasoning_tokens=_count(details.get("reasoning_tokens")), server_tps=tps)
+
+
+def _rate(value: object) -> float | None:
+    """A positive finite number from a server, or ``None`` (JSON allows ``NaN`` and ``1e999``)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < float("inf"):
+        return float(value)
+    return None
 
 
 
@@ -521,20 +622,13 @@ def _retry_after(headers: Any) -> float | None:
     return max(when.timestamp() - time.time(), 0.0)
 
 
-def _text(response: Any) -> str:
-    try:
-        return response.text
-    except Exception:
-        return ""
-
-
-def _server_message(response: Any) -> str:
+def _server_message(data: bytes) -> str:
     """The server's own words: ``{"error": {"message": ...}}`` and friends, else a short excerpt."""
-    text = _text(response).strip()
+    text = data.decode("utf-8", "replace").strip()
     if not text:
         return ""
     try:
-        body = json.loads(text)
+        body = _loads(data)
     except ValueError:
         return _excerpt(text, MESSAGE_CAP)
     if isinstance(body, dict):

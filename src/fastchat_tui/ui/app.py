@@ -41,13 +41,13 @@ if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
 
 def _preimport() -> None:
-    """Import the source client packages and load the keyring backend off the event loop (~0.8 s together).
+    """Import the HTTP clients and load the keyring backend off the event loop (~0.8 s together).
 
     Runs in a thread while the first screen draws; nothing that sends a request may start before it
     ends (``FastchatApp._warmed``): the ``openai`` SDK looks ``httpx`` up in ``sys.modules`` and finds
-    it half-imported if the thread is still importing ``ollama`` at that moment.
+    it half-imported if the thread is still importing it at that moment.
     """
-    import ollama  # noqa: F401
+    import httpx  # noqa: F401  (the Ollama source's client)
     import openai  # noqa: F401
 
     from fastchat_tui import keys
