@@ -346,3 +346,55 @@ def _partial_suffix(text: str, tag: str) -> int:
         if text.endswith(tag[:k]):
             return k
     return 0
+
+
+class OverLimit(Exception):
+    """A body or a line went past its limit; the message names the config key."""
+
+
+class LineSplitter:
+    """The lines of a streamed body (SSE or NDJSON), with its size and each line's length bounded.
+
+    A line still being read is held in pieces and joined once, never re-copied as more arrives,
+    so an endless line costs linear time and at most ``max_line`` bytes before :class:`OverLimit`.
+    """
+
+    def __init__(self, max_line: int, max_body: int) -> None:
+        self.max_line, self.max_body = max_line, max_body
+        self._held: list[bytes] = []
+        self._held_size = self._size = 0
+
+    @property
+    def holding(self) -> bool:
+        """Whether the start of a line (no newline yet) is held."""
+        return bool(self._held)
+
+    def rest(self) -> bytes:
+        """The held start of a line, taken out (at the end of the body)."""
+        rest = b"".join(self._held)
+        self._held.clear()
+        self._held_size = 0
+        return rest
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """The lines ``data`` completes (without their newline); raises :class:`OverLimit`."""
+        self._size += len(data)
+        if self._size > self.max_body:
+            raise OverLimit(f"more than {self.max_body:,} bytes of body (max_body_bytes)")
+        if b"\n" not in data:  # more of a line
+            self._held.append(data)
+            self._held_size += len(data)
+            if self._held_size > self.max_line:
+                raise OverLimit(f"a line longer than {self.max_line:,} bytes (max_line_bytes)")
+            return []
+        if self._held:
+            self._held.append(data)
+            data = self.rest()
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        if len(data) > self.max_line and (len(rest) > self.max_line or any(len(line) > self.max_line for line in lines)):
+            raise OverLimit(f"a line longer than {self.max_line:,} bytes (max_line_bytes)")
+        if rest:
+            self._held.append(rest)
+        self._held_size = len(rest)
+        return lines

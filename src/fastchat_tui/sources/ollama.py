@@ -38,6 +38,8 @@ from fastchat_tui.sources._util import (
     MAX_DEPTH,
     MESSAGE_CAP,
     Budget,
+    LineSplitter,
+    OverLimit,
     ThinkSplitter,
     TooDeep,
     clean,
@@ -154,41 +156,22 @@ class OllamaSource:
                 raise self._timeout_error(0, 0, 0) from None
             yield Sent(_t_written.get() or t_send)
             final: dict[str, Any] | None = None
-            held: list[bytes] = []  # the start of a line still being read, in pieces (joined once, never re-copied)
-            size = seen = held_size = 0  # body bytes read, output chunks when output last arrived, bytes held
+            splitter = LineSplitter(max_line, max_body)
+            seen = 0  # output chunks when output last arrived
             t = t_output = clock()
             parts = response.aiter_bytes()
             ended = False
             while not ended:
                 data = await anext(parts, None)
                 if data is None:  # the end: a last line without its newline is read too
-                    if not held:
+                    if not splitter.holding:
                         break
                     data, ended = b"\n", True
                 t = clock()
-                size += len(data)
-                if size > max_body:
-                    raise self._limit(f"more than {max_body:,} bytes of body (max_body_bytes)", chars, chunks, thought)
-                if b"\n" not in data:  # more of a line
-                    held.append(data)
-                    held_size += len(data)
-                    if held_size > max_line:
-                        raise self._limit(f"a line longer than {max_line:,} bytes (max_line_bytes)", chars, chunks,
-                                          thought)
-                    lines: list[bytes] = []
-                else:
-                    if held:
-                        held.append(data)
-                        data = b"".join(held)
-                        held.clear()
-                    lines = data.split(b"\n")
-                    rest = lines.pop()
-                    if len(data) > max_line and (len(rest) > max_line or any(len(line) > max_line for line in lines)):
-                        raise self._limit(f"a line longer than {max_line:,} bytes (max_line_bytes)", chars, chunks,
-                                          thought)
-                    if rest:
-                        held.append(rest)
-                    held_size = len(rest)
+                try:
+                    lines = splitter.feed(data)
+                except OverLimit as exc:
+                    raise self._limit(str(exc), chars, chunks, thought) from None
                 for line in lines:
                     try:
                         obj = loads(line) if line.strip() else None

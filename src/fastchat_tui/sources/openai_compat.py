@@ -51,6 +51,8 @@ from fastchat_tui.sources._util import (
     MAX_DEPTH,
     MESSAGE_CAP,
     Budget,
+    LineSplitter,
+    OverLimit,
     ThinkSplitter,
     TooDeep,
     clean,
@@ -217,7 +219,6 @@ class OpenAISource:
         yield Sent(http.request.extensions.get(T_SEND_KEY, t_send))
         loads = _loads
         clock = perf_counter
-        held: list[bytes] = []  # the start of a line still being read, in pieces (joined once, never re-copied)
         chars = chunks = thought = 0  # answer characters, output chunks, reasoning characters
         finish: str | None = None
         usage: Usage | None = None
@@ -227,7 +228,8 @@ class OpenAISource:
         budget = Budget(config.max_reply_chars)
         take = budget.take
         max_line, max_body, quiet = config.max_line_bytes, config.max_body_bytes, config.output_timeout_s
-        size = seen = held_size = 0  # body bytes read, output chunks when output last arrived, bytes held
+        splitter = LineSplitter(max_line, max_body)
+        seen = 0  # output chunks when output last arrived
         t = t_output = clock()
         body = http.aiter_bytes()
         try:
@@ -238,29 +240,10 @@ class OpenAISource:
                 raise self._not_sse("a JSON body instead of an event stream", data, 0, 0, 0)
             async for data in body:
                 t = clock()
-                size += len(data)
-                if size > max_body:
-                    raise self._limit(f"more than {max_body:,} bytes of body (max_body_bytes)", chars, chunks, thought)
-                if b"\n" not in data:  # more of a line
-                    held.append(data)
-                    held_size += len(data)
-                    if held_size > max_line:
-                        raise self._limit(f"a line longer than {max_line:,} bytes (max_line_bytes)", chars, chunks,
-                                          thought)
-                    lines: list[bytes] = []
-                else:
-                    if held:
-                        held.append(data)
-                        data = b"".join(held)
-                        held.clear()
-                    lines = data.split(b"\n")
-                    rest = lines.pop()
-                    if len(data) > max_line and (len(rest) > max_line or any(len(line) > max_line for line in lines)):
-                        raise self._limit(f"a line longer than {max_line:,} bytes (max_line_bytes)", chars, chunks,
-                                          thought)
-                    if rest:
-                        held.append(rest)
-                    held_size = len(rest)
+                try:
+                    lines = splitter.feed(data)
+                except OverLimit as exc:
+                    raise self._limit(str(exc), chars, chunks, thought) from None
                 for line in lines:
                     if not line or line == b"\r":
                         event = b""  # the end of an event
@@ -336,7 +319,7 @@ class OpenAISource:
                     raise self._limit(f"no output for {_seconds(quiet)} (output_timeout_s), only keep-alives or "
                                       "partial lines", chars, chunks, thought, ErrorKind.UNREACHABLE)
             if done_t is None:
-                rest = b"".join(held)
+                rest = splitter.rest()
                 if rest.strip():
                     raise self._not_sse("an unterminated line", rest, chars, chunks, thought)
                 if finish is None:
