@@ -157,6 +157,7 @@ async def test_first_run_screen_when_nothing_answers(tmp_path, dead_url: str):
         text = app.screen.text
         assert "ollama serve" in text and "fastchat keys set" in text
         assert "fastchat config init" not in text and str(tmp_path / "config.toml") in text  # the file exists
+        assert "local: local" not in text and "): local:" not in text  # the source is named once (issue 13, item 10)
         assert dead_url in text
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, FirstRunScreen))

@@ -18,8 +18,10 @@ def first_run_text(config: Config, probes: dict[str, Probe]) -> str:
     lines = ["# No source is reachable yet", "", "fastchat tried:", ""]
     for name, spec in config.sources.items():
         probe = probes.get(name)
-        why = probe.error.message if probe and probe.error else "no answer"
-        lines.append(f"- **{name}** ({spec.kind}, `{spec.base_url}`): {why}")
+        if probe and probe.error:  # the message names the source itself (one wording: SourceError.shown)
+            lines.append(f"- {spec.kind} at `{spec.base_url}`: {probe.error.shown}")
+        else:
+            lines.append(f"- **{name}** ({spec.kind}, `{spec.base_url}`): no answer")
     key_vars = ", ".join(f"`{p.key_env}`" for p in PRESETS.values() if p.key_env)
     if config.path is not None:  # `config init` would refuse to overwrite it
         edit = f"3. **Edit the config** at `{config.path}`: add any OpenAI-compatible endpoint under `[sources.NAME]`."
