@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-import re
-import select
 import struct
 import subprocess
 import sys
@@ -22,15 +20,12 @@ from fastchat_tui.config import Config, SourceConfig, load
 from fastchat_tui.router import Router
 from fastchat_tui.routing import Request
 from tests.keys_helpers import env_key
+from tests.pty_screen import Screen
 from tests.servers import OpenAIServer, Script
 
 BOUND_S = 60.0  # the longest any one wait may take; each ends as soon as the event happens
 QUIT_S = 10.0  # Ctrl+Q must end the chat within this
-_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\"
-                      rb"|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
-
-
-class Terminal:
+class Terminal(Screen):
     """``python -m fastchat_tui`` whose controlling terminal is a pty; stdin is the pty or a pipe."""
 
     def __init__(self, env: dict[str, str], *args: str, piped: bytes | None = None) -> None:
@@ -46,25 +41,11 @@ class Terminal:
         self.child = subprocess.Popen([sys.executable, "-c", claim_tty], stdin=stdin, stdout=slave, stderr=slave,
                                       env=env | {"TERM": "xterm-256color"}, start_new_session=True)
         os.close(slave)
+        super().__init__(self.master)
         if piped is not None:
             os.close(stdin)
             os.write(pipe_in, piped)
             os.close(pipe_in)  # the pipe ends here, as after `echo hello |`
-        self.raw = b""
-
-    def text(self) -> str:
-        return _ESCAPES.sub(b"", self.raw).decode("utf-8", "replace")
-
-    def pump(self, timeout: float) -> bool:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return True
-        try:
-            data = os.read(self.master, 65536)
-        except OSError:  # the child closed the terminal
-            return False
-        self.raw += data
-        return bool(data)
 
     def wait_for(self, *needles: str) -> None:
         deadline = time.monotonic() + BOUND_S

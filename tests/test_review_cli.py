@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pty_screen import Screen
 from tests.servers import OllamaServer, Script
 
 REPLY = ["## Summary\n", "`app.py:5` passes", " user input to", " `os.system`.\n"]
@@ -247,43 +248,6 @@ def test_ctrl_c_keeps_the_partial_review_and_exits_130(tmp_path, spawn_server):
 
 
 # -- the TUI path, through a pseudo-terminal -------------------------------------------------------
-
-_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\"
-                      rb"|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
-
-
-class Screen:
-    """Reads a pseudo-terminal's output and keeps its text with the escape sequences removed."""
-
-    def __init__(self, master: int) -> None:
-        self.master = master
-        self.raw = b""
-
-    def text(self) -> str:
-        return _ESCAPES.sub(b"", self.raw).decode("utf-8", "replace")
-
-    def pump(self, timeout: float) -> bool:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return True
-        try:
-            data = os.read(self.master, 65536)
-        except OSError:  # the child closed the terminal
-            return False
-        self.raw += data
-        return bool(data)
-
-    def wait_for(self, *needles: str, timeout: float = BOUND_S) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.text()
-            if all(needle in text for needle in needles):
-                return text
-            if not self.pump(0.2):
-                break
-        missing = [n for n in needles if n not in self.text()]
-        raise AssertionError(f"screen never showed {missing}; it shows:\n{self.text()[-3000:]}")
-
 
 def test_tui_shows_the_attachment_and_the_review_and_takes_keys_from_the_terminal(tmp_path, server):
     config = write_config(tmp_path, server.url)
