@@ -28,15 +28,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import signal
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.servers import RecordedRequest, _BaseServer, _Response, perf_counter
+from tests.servers import RecordedRequest, _BaseServer, _Response, perf_counter, serve_until_signalled
 
 __all__ = ["STREAMS_DIR", "Case", "ReplayServer", "cases"]
 
@@ -157,13 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--record", help="append one JSON line per finished request to this file")
     args = parser.parse_args(argv)
     server = ReplayServer(args.file, pace_ms=args.pace_ms, port=args.port, record_path=args.record)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    with server:
-        print(json.dumps({"url": server.url, "port": server.port, "pid": os.getpid()}), flush=True)
-        while not stop.wait(0.2):
-            pass
+    serve_until_signalled(server)
 
 
 if __name__ == "__main__":

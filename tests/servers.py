@@ -1052,6 +1052,11 @@ def main(argv: list[str] | None = None) -> None:
         common["models"] = args.model
     server: _BaseServer = (OpenAIServer(prefixes=args.prefix or ("/v1",), **common) if args.kind == "openai"
                            else OllamaServer(**common))
+    serve_until_signalled(server)
+
+
+def serve_until_signalled(server: Any) -> None:
+    """Run ``server`` in this process, print its address as one JSON line, stop on SIGINT or SIGTERM."""
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
