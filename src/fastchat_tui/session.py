@@ -348,14 +348,14 @@ class Session:
         history = tuple(m["content"] for m in self.messages if m.get("content"))
         finding = find_sensitive(prompt, options.attachments, history, scanner=self.scanner)
         if finding is None or options.allow_sensitive:
-            return route, None if finding is None else finding
+            return route, finding
         sources = self.config.sources
         if not sources[route.source].is_private:
             raise SourceError(
                 ErrorKind.SENSITIVE,
                 f"not sent: this prompt looks sensitive ({finding}) and {route.source} is not a private source. "
                 "Use a local source, take the secret out, or send it anyway for this one request "
-                "(fastchat ask/review --allow-sensitive; in the chat, confirm when asked)",
+                "(fastchat ask/review --allow-sensitive)",
                 source=route.source,
             )
         private = [name for name in route.fallbacks if name in sources and sources[name].is_private]
