@@ -22,14 +22,14 @@ from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.secrets_scan import Scanner
 
-SOURCE_KINDS = ("ollama", "openai")
+SOURCE_KINDS = ("ollama", "openai", "embedded")
 THINK_LEVELS = ("low", "medium", "high")
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-TOP_KEYS = ("default_source", "theme", "system_prompt", "max_tokens", "sources", "router")
+TOP_KEYS = ("default_source", "theme", "system_prompt", "max_tokens", "max_input_bytes", "sources", "router")
 SOURCE_KEYS = ("preset", "kind", "base_url", "model", "api_key_env", "tags", "context_tokens", "timeout_s",
                "price_in", "price_out", "monthly_budget", "think", "private", "max_reply_chars", "max_line_bytes",
-               "max_body_bytes", "output_timeout_s")
+               "max_body_bytes", "output_timeout_s", "threads", "gpu_layers")
 LIMIT_KEYS = {"max_reply_chars": int, "max_line_bytes": int, "max_body_bytes": int, "output_timeout_s": float}
 """What a source takes from its server at most (see :class:`SourceConfig`); each a positive finite number."""
 
@@ -79,6 +79,10 @@ class SourceConfig:
     """Longest wait from the headers to the first output and between outputs: keep-alives, comments, empty
     chunks and partial lines do not count, reasoning does. ``timeout_s`` bounds the wait for the headers
     and for each read."""
+    threads: int | None = None
+    """``kind = "embedded"``: llama.cpp's CPU threads (``None``: the cores less one, at least one)."""
+    gpu_layers: int | None = None
+    """``kind = "embedded"``: layers llama.cpp offloads to a GPU where its build has one (``None``: its default)."""
 
     @property
     def is_local(self) -> bool:
@@ -90,6 +94,8 @@ class SourceConfig:
         a source tagged ``local`` at a loopback address, or one the user marked ``private = true``."""
         if self.private is not None:
             return self.private
+        if self.kind == "embedded":  # llama.cpp in a child process on a loopback port of this machine
+            return True
         return self.is_local and "hosted" not in self.tags and is_loopback_url(self.base_url)
 
 
@@ -114,6 +120,9 @@ class Config:
     theme: str = "fastchat-dark"
     system_prompt: str | None = None
     max_tokens: int | None = None
+    max_input_bytes: int = 16 << 20
+    """Most bytes read from standard input or a file given as a prompt or for review (a larger one is
+    refused as it is read, never read whole first)."""
     sources: dict[str, SourceConfig] = field(default_factory=dict)
     path: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)
@@ -301,6 +310,10 @@ def _parse(raw: dict[str, Any], loc: _Locator, env: dict[str, str]) -> Config:
     config.theme = _expect(loc, None, raw, "theme", str, config.theme)
     config.system_prompt = _expect(loc, None, raw, "system_prompt", str, None)
     config.max_tokens = _expect(loc, None, raw, "max_tokens", int, None)
+    input_bytes = _expect(loc, None, raw, "max_input_bytes", int, config.max_input_bytes)
+    if isinstance(input_bytes, bool) or input_bytes <= 0:
+        raise loc.error("must be a whole number more than 0", None, "max_input_bytes")
+    config.max_input_bytes = input_bytes
     tables = _expect(loc, None, raw, "sources", dict, {})
     for name, table in tables.items():
         where = f"sources.{name}"
@@ -324,6 +337,8 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         raise loc.error(f"missing 'kind' (one of: {', '.join(SOURCE_KINDS)})", where, None)
     if kind not in SOURCE_KINDS:
         raise loc.error(f"unknown kind '{kind}' (one of: {', '.join(SOURCE_KINDS)})", where, "kind")
+    if kind == "embedded":
+        return _parse_embedded(name, table, loc, where)
     written = _expect(loc, where, table, "base_url", str, None)
     origin = ""  # where a base URL the file does not give came from, for the error message
     if not written:
@@ -375,6 +390,32 @@ def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, e
         **money,
         **_limits(loc, where, table),
     )
+
+
+def _parse_embedded(name: str, table: dict[str, Any], loc: _Locator, where: str) -> SourceConfig:
+    """``kind = "embedded"``: llama.cpp run by fastchat itself, so there is no URL to give; it is on this machine."""
+    if "base_url" in table:
+        raise loc.error("an embedded source has no base_url: fastchat starts llama.cpp on a loopback port itself",
+                        where, "base_url")
+    model = _expect(loc, where, table, "model", str, None)
+    if not model:
+        raise loc.error("missing 'model' (a GGUF file's path, or a model name that `fastchat models` lists)", where, None)
+    counts: dict[str, Any] = {}
+    for key, least in (("threads", 1), ("gpu_layers", 0), ("context_tokens", 1)):
+        value = _expect(loc, where, table, key, int, None)
+        if value is not None and (isinstance(value, bool) or value < least):
+            raise loc.error(f"must be a whole number, {least} or more", where, key)
+        counts[key] = value
+    tags = _expect(loc, where, table, "tags", list, ["local", "private"])
+    if not all(isinstance(tag, str) for tag in tags):
+        raise loc.error("must be a list of strings", where, "tags")
+    timeout = float(_expect(loc, where, table, "timeout_s", (int, float), 300.0))  # loading a model takes a while
+    if timeout <= 0:
+        raise loc.error("must be more than 0", where, "timeout_s")
+    return SourceConfig(name=name, kind="embedded", base_url="", model=model, tags=tags, timeout_s=timeout,
+                        think=_expect(loc, where, table, "think", (bool, str), None),
+                        private=_expect(loc, where, table, "private", bool, None),
+                        **counts, **_limits(loc, where, table))
 
 
 def _limits(loc: _Locator, where: str, table: dict[str, Any]) -> dict[str, Any]:
