@@ -4,7 +4,14 @@ Two servers speak the two protocols fastchat uses, over raw HTTP/1.1 on asyncio 
 (no framework), so every byte, pause and cut is under the test's control:
 
 * :class:`OpenAIServer` -- ``POST {prefix}/chat/completions`` (SSE) and ``GET {prefix}/models``.
-* :class:`OllamaServer` -- ``POST /api/chat`` (NDJSON), ``GET /api/tags``, ``GET /api/version``.
+* :class:`OllamaServer` -- ``POST /api/chat`` (NDJSON), ``GET /api/tags``, ``POST /api/show``,
+  ``GET /api/version``.
+
+What each lists is ``models``: names, or :class:`ModelCard` objects for a model's size, family,
+quantisation, context window and capabilities. With ``reject_unknown_models=True`` a chat for a
+model not listed gets the real servers' 404 (Ollama: ``{"error":"model 'x' not found"}``, where
+``x`` may leave out the implied ``:latest`` tag); the Ollama ``/api/show`` always 404s one.
+``list_status`` makes the model list answer with that HTTP status instead.
 
 Each runs on ``127.0.0.1`` on a random free port, in a background thread with its own event
 loop, so a test's own loop (and the client under test) is left alone. Connections are
@@ -68,6 +75,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "ModelCard",
     "OllamaServer",
     "OpenAIServer",
     "RecordedRequest",
@@ -184,6 +192,20 @@ class Script:
             chunks[0] = "<think>" + chunks[0]
             chunks[-1] += "</think>\n\n"
         return chunks
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """One model as a server lists it (Ollama ``/api/tags`` and ``/api/show``; OpenAI ``/models`` gives ``name``
+    and, if set, ``context_length``); a plain name in ``models`` is a card with these defaults."""
+
+    name: str
+    size: int = 1000
+    family: str = "test"
+    parameter_size: str = "1B"
+    quantization_level: str = "Q4_K_M"
+    context_length: int | None = 4096
+    capabilities: tuple[str, ...] = ("completion",)
 
 
 @dataclass
@@ -383,15 +405,19 @@ class _BaseServer:
         self,
         *,
         default: Script | Callable[[RecordedRequest], Script] | None = None,
-        models: Iterable[str] = ("test-model",),
+        models: Iterable[str | ModelCard] = ("test-model",),
         reject_unknown_models: bool = False,
+        list_status: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         record_path: str | None = None,
     ):
         self.default = default if default is not None else Script()
-        self.models = list(models)
+        cards = [m if isinstance(m, ModelCard) else ModelCard(m) for m in models]
+        self.cards = {card.name: card for card in cards}
+        self.models = [card.name for card in cards]
         self.reject_unknown_models = reject_unknown_models
+        self.list_status = list_status
         self.host = host
         self.port = port
         self.record_path = record_path
@@ -429,8 +455,16 @@ class _BaseServer:
         return self.requests[-1].wait()
 
     def stream_requests(self) -> list[RecordedRequest]:
-        """The recorded chat requests (not /models etc.)."""
-        return [r for r in self.requests if r.method == "POST"]
+        """The recorded chat requests (not /models, /api/show etc.)."""
+        return [r for r in self.requests if self.is_chat(r)]
+
+    def is_chat(self, req: RecordedRequest) -> bool:
+        """Whether ``req`` asks for a reply (and takes a :class:`Script`)."""
+        return req.method == "POST"
+
+    def serves(self, model: str) -> bool:
+        """Whether ``model`` names a listed model."""
+        return model in self.cards
 
     @property
     def t_first_sent(self) -> float | None:
@@ -506,7 +540,7 @@ class _BaseServer:
                 if req is None:
                     break
                 keep = req.headers.get("connection", "").lower() != "close"
-                script = self._script_for(req) if req.method == "POST" else None
+                script = self._script_for(req) if self.is_chat(req) else None
                 req.script = script
                 if script is not None and script.close:
                     keep = False
@@ -652,7 +686,7 @@ class _BaseServer:
         script = req.script or Script()
         body = req.json if isinstance(req.json, dict) else {}
         model = str(body.get("model", ""))
-        if script.status is None and self.reject_unknown_models and model not in self.models:
+        if script.status is None and self.reject_unknown_models and not self.serves(model):
             script = Script(status=404)
         if script.stall_at is None and script.stall_s:
             await asyncio.sleep(script.stall_s)
@@ -700,9 +734,15 @@ class OpenAIServer(_BaseServer):
         if req.method == "POST" and route == "/chat/completions":
             await self._chat(req, resp)
         elif req.method == "GET" and route == "/models":
+            if self.list_status is not None:
+                req.outcome = "error_status"
+                await resp.simple(self.list_status, self._error_body(self.list_status, ""))
+                return
             await resp.simple(200, {
                 "object": "list",
-                "data": [{"id": m, "object": "model", "created": 1700000000, "owned_by": "fastchat-tests"} for m in self.models],
+                "data": [{"id": card.name, "object": "model", "created": 1700000000, "owned_by": "fastchat-tests",
+                          **({"context_length": card.context_length} if card.context_length else {})}
+                         for card in self.cards.values()],
             })
         else:
             req.outcome = "not_found"
@@ -810,24 +850,44 @@ class OpenAIServer(_BaseServer):
 
 
 class OllamaServer(_BaseServer):
-    """An Ollama server: NDJSON ``/api/chat``, ``/api/tags``, ``/api/version``."""
+    """An Ollama server: NDJSON ``/api/chat``, ``/api/tags``, ``/api/show``, ``/api/version``.
+
+    ``show_delay_s``: how long ``/api/show`` takes to answer (a real server reads the model's file).
+    """
 
     kind = "ollama"
 
-    def __init__(self, *, models: Iterable[str] = ("test-model:latest",), **kwargs: Any):
+    def __init__(self, *, models: Iterable[str | ModelCard] = ("test-model:latest",), show_delay_s: float = 0.0,
+                 **kwargs: Any):
         super().__init__(models=models, **kwargs)
+        self.show_delay_s = show_delay_s
+
+    def is_chat(self, req: RecordedRequest) -> bool:
+        return req.method == "POST" and req.path.split("?", 1)[0] != "/api/show"
+
+    def serves(self, model: str) -> bool:
+        """As Ollama resolves a name: ``llama3.2`` is ``llama3.2:latest``."""
+        return model in self.cards or f"{model}:latest" in self.cards
+
+    def card(self, model: str) -> ModelCard | None:
+        return self.cards.get(model) or self.cards.get(f"{model}:latest")
 
     async def handle(self, req: RecordedRequest, resp: _Response) -> None:
         path = req.path.split("?", 1)[0]
         if req.method == "POST" and path == "/api/chat":
             await self._chat(req, resp)
+        elif req.method == "GET" and path == "/api/tags" and self.list_status is not None:
+            req.outcome = "error_status"
+            await resp.simple(self.list_status, self._error_body(self.list_status, ""))
         elif req.method == "GET" and path == "/api/tags":
             await resp.simple(200, {"models": [
-                {"name": m, "model": m, "modified_at": "2026-11-01T10:00:00.000000000Z", "size": 1000,
-                 "digest": "0" * 64, "details": {"parent_model": "", "format": "gguf", "family": "test",
-                                                   "families": ["test"], "parameter_size": "1B",
-                                                   "quantization_level": "Q4_K_M"}}
-                for m in self.models]})
+                {"name": card.name, "model": card.name, "modified_at": "2026-11-01T10:00:00.000000000Z",
+                 "size": card.size, "digest": "0" * 64,
+                 "details": {"parent_model": "", "format": "gguf", "family": card.family, "families": [card.family],
+                             "parameter_size": card.parameter_size, "quantization_level": card.quantization_level}}
+                for card in self.cards.values()]})
+        elif req.method == "POST" and path == "/api/show":
+            await self._show(req, resp)
         elif req.method == "GET" and path == "/api/version":
             await resp.simple(200, {"version": "0.12.0"})
         elif req.method in ("GET", "HEAD") and path == "/":
@@ -835,6 +895,27 @@ class OllamaServer(_BaseServer):
         else:
             req.outcome = "not_found"
             await resp.simple(404, "404 page not found")
+
+    async def _show(self, req: RecordedRequest, resp: _Response) -> None:
+        """``POST /api/show`` as Ollama 0.12 answers it (``model``, or the older ``name``), without the license text."""
+        body = req.json if isinstance(req.json, dict) else {}
+        model = str(body.get("model") or body.get("name") or "")
+        await asyncio.sleep(self.show_delay_s)
+        card = self.card(model)
+        if card is None:
+            req.outcome = "error_status"
+            await resp.simple(404, self._error_body(404, model))
+            return
+        info: dict[str, Any] = {"general.architecture": card.family, "general.parameter_count": 1_000_000_000}
+        if card.context_length is not None:
+            info[f"{card.family}.context_length"] = card.context_length
+        await resp.simple(200, {
+            "modelfile": f"FROM {card.name}\n", "parameters": "stop \"<|eot_id|>\"", "template": "{{ .Prompt }}",
+            "details": {"parent_model": "", "format": "gguf", "family": card.family, "families": [card.family],
+                        "parameter_size": card.parameter_size, "quantization_level": card.quantization_level},
+            "model_info": info, "capabilities": list(card.capabilities),
+            "modified_at": "2026-11-01T10:00:00.000000000Z",
+        })
 
     def _error_body(self, status: int, model: str) -> dict[str, Any]:
         if status == 404:

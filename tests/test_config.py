@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.config import ConfigError, load, normalize_ollama_url, normalize_openai_url, write_starter
-from fastchat_tui.router_config import parse_router
 
 MINIMAL = """\
 default_source = "auto"
@@ -49,7 +48,7 @@ def test_example_config_loads():
     assert {"local", "fast", "groq"} <= set(config.sources)
     assert config.sources["groq"].base_url == "https://api.groq.com/openai/v1"
     assert config.sources["fast"].monthly_budget == 10
-    settings = parse_router(config)
+    settings = config.router
     assert settings.rules[0].tasks == ("chat",) and settings.rules[0].source == ("local", "fast")
 
 
@@ -169,7 +168,7 @@ SOURCE = '[sources.a]\nkind = "ollama"\nmodel = "m"\n'
     [
         ('defualt_source = "auto"\n' + SOURCE, 1, "defualt_source", "did you mean 'default_source'?"),
         (SOURCE + 'modl = "llama3.2"\n', 4, "sources.a.modl", "did you mean 'model'?"),
-        (SOURCE + "temperature = 0.2\n", 4, "sources.a.temperature", "known: api_key_env, base_url"),
+        (SOURCE + "colour = 0.2\n", 4, "sources.a.colour", "known: api_key_env, base_url"),
         (SOURCE + '[router]\ndefualt = "a"\n', 5, "router.defualt", "did you mean 'default'?"),
         (SOURCE + '[[router.rules]]\ntask = "chat"\nsorce = "a"\n', 6, "router.rules[1].sorce", "did you mean 'source'?"),
     ],
@@ -177,7 +176,7 @@ SOURCE = '[sources.a]\nkind = "ollama"\nmodel = "m"\n'
 def test_every_unknown_key_is_an_error_with_a_suggestion(tmp_path, text, line, key, hint):
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as caught:
-        parse_router(load(path, env={}))
+        load(path, env={})
     error = caught.value
     assert (error.path, error.line, error.key) == (path, line, key)
     assert f"{path}, line {line}, key '{key}': unknown key (" in str(error) and hint in str(error)
@@ -299,7 +298,6 @@ def test_ordinary_values_are_not_taken_for_secrets(tmp_path):
             "[[router.rules]]\ntask = \"chat\"\nmatch = '(?i)\\btoken\\b'\nsource = \"fast\"\n")
     config = load(write(tmp_path, text), env={})
     assert set(config.sources) == {"fast", "docs"}
-    parse_router(config)
 
 
 def test_a_key_in_api_key_env_never_reaches_the_output(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 
 import pytest
 
@@ -11,12 +12,11 @@ from fastchat_tui.attachment import Attachment
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.context import InputTooLarge, check_fits, context_limit, estimate_tokens
 from fastchat_tui.diff import diff_files, looks_like_diff
+from fastchat_tui.inputs import read, read_path
 from fastchat_tui.review import (
     InputError,
     build_prompt,
     detect_language,
-    limit_lines,
-    load_input,
     number_diff,
     number_lines,
     read_inputs,
@@ -26,6 +26,12 @@ from fastchat_tui.routing import Route
 from fastchat_tui.session import Session
 
 PY = b"import os\n\n\ndef run(cmd):\n    return os.system(cmd)\n"
+
+
+def load_input(data: bytes, name: str, path: str | None = None) -> Attachment:
+    """The bytes as ``fastchat review`` takes them: through the one bounded reader, then as an attachment."""
+    return review.load_input(read(io.BytesIO(data).read, name, len(data) + 1), name, path)
+
 
 GIT_DIFF = b"""\
 diff --git a/src/app.py b/src/app.py
@@ -107,9 +113,11 @@ def test_read_inputs_reads_stdin_once_and_names_unreadable_paths(tmp_path):
     (tmp_path / "a.py").write_bytes(PY)
     calls = []
 
-    def stdin() -> bytes:
+    def stdin(path: str, name: str):
+        if path != "-":
+            return read_path(path, name, 1000)
         calls.append(1)
-        return b"SELECT 1;\n"
+        return read(io.BytesIO(b"SELECT 1;\n").read, name, 1000)
 
     got = read_inputs([str(tmp_path / "a.py"), "-", "-"], stdin)
     assert [a.name for a in got] == [str(tmp_path / "a.py"), "stdin"] and len(calls) == 1
@@ -214,11 +222,12 @@ def test_fence_is_longer_than_backticks_in_the_input():
     assert "\n````markdown\n" in prompt and prompt.rstrip().endswith("````")
 
 
-def test_limit_lines_is_explicit_in_label_and_prompt():
-    a = limit_lines(load_input(b"".join(b"x%d = 1\n" % i for i in range(100)), "big.py", "big.py"), 10)
-    assert (a.lines, a.total_lines) == (10, 100) and "10 of 100 lines" in a.label
+def test_max_lines_is_explicit_in_label_and_prompt():
+    data = b"".join(b"x%d = 1\n" % i for i in range(100))
+    a = review.load_input(read(io.BytesIO(data).read, "big.py", len(data), max_lines=10), "big.py", "big.py")
+    assert (a.lines, a.cut) == (10, True) and "first 10 lines" in a.label
     prompt = build_prompt([a])
-    assert "first 10 of 100 lines" in prompt and "--max-lines" in prompt and "10 | x9 = 1" in prompt
+    assert "first 10 lines (--max-lines)" in prompt and "--max-lines" in prompt and "10 | x9 = 1" in prompt
     assert "x10 = 1" not in prompt
 
 

@@ -164,9 +164,9 @@ def test_file_over_the_context_limit_is_refused_with_size_limit_and_options(tmp_
     assert done.stdout == b"" and server.stream_requests() == []
     cut = review(tmp_path, server.url, "--max-lines", "20", "big.py", context_tokens=2048)
     assert cut.returncode == 0, cut.stderr
-    assert "sending the first 20 of 400 lines" in cut.stderr.decode()
+    assert "sending lines 1-20 only (--max-lines: reading stopped there)" in cut.stderr.decode()
     prompt = sent_prompt(server)
-    assert "first 20 of 400 lines" in prompt and "20 | value_0019" in prompt and "value_0020" not in prompt
+    assert "first 20 lines (--max-lines)" in prompt and "20 | value_0019" in prompt and "value_0020" not in prompt
 
 
 def test_non_utf8_file_is_decoded_with_a_warning(tmp_path, server):

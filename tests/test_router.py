@@ -196,9 +196,8 @@ sensitive_paths = ["*.secret.yaml", "**/private/**"]
     ],
 )
 def test_router_config_errors_name_file_line_and_key(tmp_path: Path, extra: str, line: int, key: str, words: str) -> None:
-    config = load(write(tmp_path, CONFIG + extra), env={})
-    with pytest.raises(ConfigError) as info:
-        Router.from_config(config)
+    with pytest.raises(ConfigError) as info:  # load checks [router] with the rest of the file
+        load(write(tmp_path, CONFIG + extra), env={})
     error = info.value
     assert error.path == tmp_path / "config.toml"
     assert (error.line, error.key) == (line, key)
@@ -441,7 +440,7 @@ def test_route_reads_files_like_review(cli_env: Path, tmp_path: Path, monkeypatc
     data = json.loads(out)
     assert code == 0 and (data["task"], data["source"], data["fallbacks"]) == ("sensitive", "local", [])
     code, _, err = run_cli(monkeypatch, capsys, ["route", "-f", str(tmp_path / "missing.py"), "x"])
-    assert code == 2 and "no such file" in err
+    assert code == 1 and "no such file" in err  # an input error, as in review (issue 12)
 
 
 def test_route_with_a_broken_router_config_exits_2(cli_env: Path, monkeypatch: pytest.MonkeyPatch,

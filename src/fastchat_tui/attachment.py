@@ -1,7 +1,7 @@
 """A file (or what came on stdin) sent along with a prompt: the one type every part uses.
 
-``fastchat review`` builds them from bytes (:mod:`fastchat_tui.review`), the router reads
-their names and text, the context check counts them, the TUI shows their labels.
+``fastchat review`` builds them from what :mod:`fastchat_tui.inputs` read (:mod:`fastchat_tui.review`),
+the router reads their names and text, the context check counts them, the TUI shows their labels.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ class Attachment:
     language: str | None = None
     is_diff: bool = False
     warning: str | None = None
-    """Set when the input was not clean UTF-8 (replacement characters were used)."""
+    """Set when the input was not valid text in its encoding (replacement characters were used)."""
     path: str | None = None
-    """The file path, or ``None`` for stdin."""
-    total_lines: int | None = None
-    """Set when only the first lines are kept (``--max-lines``)."""
+    """The file path as shown (bytes of it that are not UTF-8 as U+FFFD), or ``None`` for stdin."""
+    cut: bool = False
+    """``True`` when reading stopped after the first lines (``--max-lines``); the rest was not read."""
 
     def __post_init__(self) -> None:
         if self.size < 0:
@@ -43,7 +43,7 @@ class Attachment:
     @property
     def label(self) -> str:
         """``app.py · python · 1.2 KB · 40 lines``."""
-        lines = f"{self.lines} of {self.total_lines} lines" if self.total_lines else plural(self.lines, "line")
+        lines = f"first {plural(self.lines, 'line')}" if self.cut else plural(self.lines, "line")
         return f"{self.name} · {self.kind} · {human_size(self.size)} · {lines}"
 
 

@@ -7,25 +7,30 @@ packages (openai, ollama, textual) are imported only by the command that runs.
 
 The rules every command shares live here, once: a ``-s`` given before the command is the
 command's own ``-s`` (or is refused), an unknown source is a usage error, a mistyped option
-gets the usage of the command it was given to, and a reader that goes away (``| head``)
-ends the command quietly.
+gets the usage of the command it was given to, a reader that goes away (``| head``)
+ends the command quietly, and SIGTERM and SIGHUP end it as Ctrl+C does (a streaming reply is
+kept, marked cancelled and saved), with the exit code a shell expects (143, 129).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import importlib
 import os
 import re
+import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from types import FrameType
 from typing import Any
 
 from fastchat_tui import __version__
 from fastchat_tui.commands.common import CommandError, fail
 from fastchat_tui.config import ConfigError
 
-COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench")
+COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench", "models")
 ONE_SOURCE = (None, "ask", "review", "route")
 """The chat and the commands whose ``-s`` names one source or ``auto`` (bench's names a list it checks itself)."""
 
@@ -92,11 +97,60 @@ def _check_source(args: argparse.Namespace) -> None:
         raise CommandError(f"no source named '{args.source}' (configured: {', '.join(configured)}; or auto)", EXIT_USAGE)
 
 
+INTERRUPTING = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that end a command the way Ctrl+C (SIGINT) does, instead of killing it mid-write."""
+
+
+@contextlib.contextmanager
+def _interrupting_signals() -> Iterator[list[int]]:
+    """While the command runs, SIGTERM and SIGHUP run the SIGINT handler of the moment: asyncio's cancels
+    the running reply (the session keeps it, marks it cancelled and saves it), Python's raises
+    ``KeyboardInterrupt``. Yields the signals received, for the exit code. A signal the parent set to
+    be ignored (``nohup``) stays ignored; the chat handles them itself while it runs (``FastchatApp``)."""
+    received: list[int] = []
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
+
+    taken = [sig for sig in INTERRUPTING if signal.getsignal(sig) == signal.SIG_DFL]
+    for sig in taken:
+        signal.signal(sig, interrupt)
+    try:
+        yield received
+    finally:
+        for sig in taken:
+            signal.signal(sig, signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv in (["--version"], ["-V"]):
         print(f"fastchat {__version__}")
         return EXIT_OK
+    with _interrupting_signals() as received:
+        try:
+            code = _main(argv)
+        except OSError as exc:
+            if not (received and exc.errno == errno.EIO):
+                raise
+            # The terminal hung up (SIGHUP, then EIO on every write): the reply was saved before the
+            # write failed, and nothing more can be shown. Silence the interpreter's last flush too.
+            _to_devnull(1, 2)
+            code = EXIT_INTERRUPTED
+    return 128 + received[0] if code == EXIT_INTERRUPTED and received else code
+
+
+def _to_devnull(*fds: int) -> None:
+    """Point ``fds`` at /dev/null: for output that has no one left to read it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in fds:
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _main(argv: list[str]) -> int:
     from fastchat_tui.keys import install_excepthook, install_log_redaction
 
     install_excepthook()
@@ -127,7 +181,5 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`fastchat history --json | head`): nothing more can be shown to
         # anyone. Point stdout at /dev/null so the interpreter's last flush is silent too.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        _to_devnull(sys.stdout.fileno())
         return EXIT_BROKEN_PIPE

@@ -1,23 +1,38 @@
 """Typed configuration: found by XDG rules, read with ``tomllib``, written with ``tomli_w``.
 
-Every problem in a config file becomes a :class:`ConfigError` that names the
-file, the line and the key, so the CLI can print it and exit with code 2.
+The file is checked by one schema (:mod:`fastchat_tui.config_schema`): the tables below for the top
+level, ``[sources.NAME]`` per kind and ``[templates.NAME]``, and :mod:`fastchat_tui.router_config`'s for
+``[router]``. :func:`load` runs all of it, so ``fastchat config check``, every command and the chat
+accept and refuse the same files. Every problem becomes a :class:`ConfigError` that names the file,
+the line and the key (or the environment variable), so the CLI can print it and exit with code 2.
 """
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import os
 import re
-import tomllib
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from fastchat_tui.config_schema import (
+    ConfigError,
+    Field,
+    Locator,
+    Where,
+    check_table,
+    dotted,
+    read_toml,
+    refuse_special,
+    url_problem,
+)
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
+from fastchat_tui.router_config import parse_router
+from fastchat_tui.routing import RouterSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.secrets_scan import Scanner
@@ -26,26 +41,66 @@ SOURCE_KINDS = ("ollama", "openai", "embedded")
 THINK_LEVELS = ("low", "medium", "high")
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-TOP_KEYS = ("default_source", "theme", "system_prompt", "max_tokens", "max_input_bytes", "sources", "router")
-SOURCE_KEYS = ("preset", "kind", "base_url", "model", "api_key_env", "tags", "context_tokens", "timeout_s",
-               "price_in", "price_out", "monthly_budget", "think", "private", "max_reply_chars", "max_line_bytes",
-               "max_body_bytes", "output_timeout_s", "threads", "gpu_layers")
-LIMIT_KEYS = {"max_reply_chars": int, "max_line_bytes": int, "max_body_bytes": int, "output_timeout_s": float}
-"""What a source takes from its server at most (see :class:`SourceConfig`); each a positive finite number."""
+DAY_S = 86_400.0
+"""The longest timeout accepted: longer ones overflow the event loop's and the sockets' clocks."""
 
+TOP_FIELDS: dict[str, Field] = {
+    "default_source": Field("str", 'the source selected at start: "auto" or a source\'s name', default="auto"),
+    "theme": Field("str", "the theme's name", default="fastchat-dark"),
+    "system_prompt": Field("str", "a system prompt sent first in every chat"),
+    "temperature": Field("float", "the sampling temperature of every request", least=0, most=2),
+    "max_tokens": Field("int", "the most tokens of any reply", least=1, most=10_000_000),
+    "max_input_bytes": Field("int", "the most bytes read as a prompt or for review", default=16 << 20, least=1),
+    "sources": Field("table", "one table per source", example="[sources.NAME]"),
+    "templates": Field("table", "named prompts", example="[templates.NAME]"),
+    "router": Field("table", "how auto mode routes prompts", example="[router]"),
+}
+"""The top level of the file."""
 
-class ConfigError(Exception):
-    """A config problem, located as precisely as the file allows."""
+SOURCE_FIELDS: dict[str, Field] = {
+    "preset": Field("str", "a built-in source that fills in the other keys", choices=tuple(PRESETS)),
+    "kind": Field("str", "the protocol", choices=SOURCE_KINDS),
+    "base_url": Field("str", "where the source's API is"),
+    "model": Field("str", "the model's name"),
+    "api_key_env": Field("str", "the environment variable that holds the key"),
+    "tags": Field("strings", 'what the router knows the source by, like "local", "hosted", "fast"'),
+    "context_tokens": Field("int", "the model's context window, in tokens", least=1, most=100_000_000),
+    "timeout_s": Field("float", "seconds to wait to connect, for the headers and for each read", default=30.0,
+                       more_than=0, most=DAY_S),
+    "price_in": Field("float", "US dollars per million input tokens", least=0),
+    "price_out": Field("float", "US dollars per million output tokens", least=0),
+    "monthly_budget": Field("float", "US dollars per calendar month", least=0),
+    "think": Field("bool|str", "reasoning", choices=THINK_LEVELS),
+    "private": Field("bool", "whether sensitive prompts may go to this source"),
+    "system_prompt": Field("str", "a system prompt sent first in every chat with this source"),
+    "temperature": Field("float", "the sampling temperature of this source's requests", least=0, most=2),
+    "max_reply_chars": Field("int", "the longest reply, in characters", default=2_000_000, least=1),
+    "max_line_bytes": Field("int", "the longest line of a stream, in bytes", default=1 << 20, least=1),
+    "max_body_bytes": Field("int", "the most bytes of a response body", default=128 << 20, least=1),
+    "output_timeout_s": Field("float", "the longest silence of the server, in seconds", default=120.0, more_than=0,
+                              most=DAY_S),
+    "threads": Field("int", "llama.cpp's CPU threads", least=1, most=1024),
+    "gpu_layers": Field("int", "layers llama.cpp puts on a GPU", least=0, most=100_000),
+}
+"""Every key a ``[sources.NAME]`` table may have; :data:`SOURCE_SCHEMAS` says which each kind takes."""
 
-    def __init__(self, message: str, path: Path | None = None, line: int | None = None, key: str | None = None):
-        self.message, self.path, self.line, self.key = message, path, line, key
-        where = str(path) if path else "config"
-        if line:
-            where += f", line {line}"
-        if key:
-            where += f", key '{key}'"
-        super().__init__(f"{where}: {message}")
+_EMBEDDED_ONLY = ("threads", "gpu_layers")
+_REMOTE_ONLY = ("preset", "base_url", "api_key_env", "price_in", "price_out", "monthly_budget")
+SOURCE_SCHEMAS: dict[str, dict[str, Field]] = {
+    "ollama": {key: spec for key, spec in SOURCE_FIELDS.items() if key not in _EMBEDDED_ONLY},
+    "openai": {key: spec for key, spec in SOURCE_FIELDS.items() if key not in _EMBEDDED_ONLY},
+    "embedded": {key: spec for key, spec in SOURCE_FIELDS.items() if key not in _REMOTE_ONLY} | {
+        "timeout_s": replace(SOURCE_FIELDS["timeout_s"], default=300.0),  # loading a model takes a while
+        "tags": replace(SOURCE_FIELDS["tags"], default=("local", "private")),
+    },
+}
+"""The schema of a source of each kind."""
 
+TEMPLATE_FIELDS: dict[str, Field] = {
+    "system": Field("str", "the system prompt sent with this template"),
+    "prompt": Field("str", "the prompt; $input stands for the text given", required=True),
+}
+"""A ``[templates.NAME]`` table."""
 
 @dataclass(slots=True)
 class SourceConfig:
@@ -58,7 +113,7 @@ class SourceConfig:
     api_key_env: str | None = None
     tags: list[str] = field(default_factory=list)
     context_tokens: int | None = None
-    timeout_s: float = 30.0
+    timeout_s: float = SOURCE_FIELDS["timeout_s"].default
     preset: str | None = None
     price_in: float | None = None  # USD per million input tokens
     price_out: float | None = None  # USD per million output tokens
@@ -68,14 +123,14 @@ class SourceConfig:
     private: bool | None = None
     """``true``: the user vouches that this host keeps data private (e.g. a machine on their own network);
     ``false``: never send it sensitive prompts; ``None``: private when tagged local and on this machine."""
-    max_reply_chars: int = 2_000_000
+    max_reply_chars: int = SOURCE_FIELDS["max_reply_chars"].default
     """Longest reply, answer and reasoning together (about 4x the longest output any model offers); then a cut."""
-    max_line_bytes: int = 1 << 20
+    max_line_bytes: int = SOURCE_FIELDS["max_line_bytes"].default
     """Longest line of the stream (one SSE or NDJSON line), and of a JSON body; real chunks are under 1 KB."""
-    max_body_bytes: int = 128 << 20
+    max_body_bytes: int = SOURCE_FIELDS["max_body_bytes"].default
     """Most of a response body read, after decompression (a gzip bomb inflates a thousandfold); a reply of
     128k tokens is about 30 MB of SSE."""
-    output_timeout_s: float = 120.0
+    output_timeout_s: float = SOURCE_FIELDS["output_timeout_s"].default
     """Longest wait from the headers to the first output and between outputs: keep-alives, comments, empty
     chunks and partial lines do not count, reasoning does. ``timeout_s`` bounds the wait for the headers
     and for each read."""
@@ -83,6 +138,10 @@ class SourceConfig:
     """``kind = "embedded"``: llama.cpp's CPU threads (``None``: the cores less one, at least one)."""
     gpu_layers: int | None = None
     """``kind = "embedded"``: layers llama.cpp offloads to a GPU where its build has one (``None``: its default)."""
+    system_prompt: str | None = None
+    """Sent first in every chat with this source, instead of the top-level ``system_prompt``."""
+    temperature: float | None = None
+    """0 to 2, for this source's requests instead of the top-level ``temperature``; ``None``: the server's default."""
 
     @property
     def is_local(self) -> bool:
@@ -99,6 +158,44 @@ class SourceConfig:
         return self.is_local and "hosted" not in self.tags and is_loopback_url(self.base_url)
 
 
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A named prompt from ``[templates.NAME]``: an optional system prompt and a prompt with ``$input``."""
+
+    name: str
+    system: str | None
+    prompt: str
+
+    def render(self, input_text: str) -> str:
+        """The prompt with ``$input`` (or ``${input}``) replaced by ``input_text``, as
+        :meth:`string.Template.safe_substitute` does: ``$$`` is a ``$``, any other ``$name`` stays as
+        written. A prompt without ``$input`` gets the text after a blank line, so the input is never dropped."""
+        template = string.Template(self.prompt)
+        if "input" in template.get_identifiers():
+            return template.safe_substitute(input=input_text)
+        return "\n\n".join(part for part in (template.safe_substitute(), input_text) if part)
+
+
+@dataclass(slots=True)
+class Config:
+    """The whole configuration; ``path`` is where it was read from, if anywhere."""
+
+    default_source: str = TOP_FIELDS["default_source"].default
+    theme: str = TOP_FIELDS["theme"].default
+    system_prompt: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    """0 to 2 for every request (a source's own ``temperature`` wins); ``None``: each server's default."""
+    max_input_bytes: int = TOP_FIELDS["max_input_bytes"].default
+    """Most bytes read from standard input or a file given as a prompt or for review (a larger one is
+    refused as it is read, never read whole first)."""
+    sources: dict[str, SourceConfig] = field(default_factory=dict)
+    templates: dict[str, Template] = field(default_factory=dict)
+    router: RouterSettings = field(default_factory=RouterSettings)
+    """The ``[router]`` table, checked by :func:`load` with the rest (its defaults when there is none)."""
+    path: Path | None = None
+
+
 def is_loopback_url(url: str) -> bool:
     """Whether ``url`` points at this machine: ``localhost``, a loopback address, or a Unix socket."""
     if url.startswith(("unix:", "http+unix:")):
@@ -110,22 +207,6 @@ def is_loopback_url(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-@dataclass(slots=True)
-class Config:
-    """The whole configuration; ``path`` is where it was read from, if anywhere."""
-
-    default_source: str = "auto"
-    theme: str = "fastchat-dark"
-    system_prompt: str | None = None
-    max_tokens: int | None = None
-    max_input_bytes: int = 16 << 20
-    """Most bytes read from standard input or a file given as a prompt or for review (a larger one is
-    refused as it is read, never read whole first)."""
-    sources: dict[str, SourceConfig] = field(default_factory=dict)
-    path: Path | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
 
 
 def config_dir() -> Path:
@@ -150,7 +231,7 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
 def normalize_openai_url(url: str) -> str:
     """Accept a base URL with or without its trailing ``/v1`` (gateways document both)."""
     url = url.rstrip("/")
-    if re.search(r"/v\d+[a-z0-9]*$", url):
+    if "/" in url and re.fullmatch(r"v[0-9][a-z0-9]*", url.rsplit("/", 1)[1]):  # fullmatch: linear in the URL
         return url
     return url + "/v1"
 
@@ -169,7 +250,8 @@ def normalize_ollama_url(url: str) -> str:
 
 def load(path: Path | None = None, env: dict[str, str] | None = None, *,
          has_stored_key: Callable[[str], bool] | None = None) -> Config:
-    """Load the config at ``path`` (default: :func:`config_path`), or discover sources if none exists.
+    """Load and check the config at ``path`` (default: :func:`config_path`), or discover sources if none
+    exists; raises :class:`ConfigError` for any problem, the ``[router]`` table's included.
 
     A ``$FASTCHAT_CONFIG`` that names no file is an error: the user chose that file, so it is
     not silently replaced by discovery. ``has_stored_key(name)`` tells discovery whether the OS
@@ -178,22 +260,18 @@ def load(path: Path | None = None, env: dict[str, str] | None = None, *,
     env = dict(os.environ) if env is None else env
     named = path is None and bool(env.get("FASTCHAT_CONFIG"))
     path = path or config_path(env)
-    if named and not path.exists():
+    exists = path.exists()  # a FIFO or a directory exists too: read_toml refuses them
+    if named and not exists:
         raise ConfigError("no such file, named by FASTCHAT_CONFIG (`fastchat config init` writes a starter there)",
                           path)
-    if path.exists():
-        text = _read(path)
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            match = re.search(r"line (\d+)", str(exc))
-            raise ConfigError(f"not valid TOML: {exc}", path, int(match.group(1)) if match else None) from None
-        config = _parse(raw, _Locator(path, text), env)
-        config.path = path
-    else:
-        config = Config()
+    raw, loc = read_toml(path) if exists else ({}, Locator(None, ""))
+    config = _parse(raw, loc, env)
+    config.path = path if exists else None
     if not config.sources:
         config.sources = discover(env, has_stored_key)
+    if "router" in raw:
+        config.router = parse_router(raw["router"], {name: spec.is_private for name, spec in config.sources.items()},
+                                     loc)
     return config
 
 
@@ -207,12 +285,13 @@ def discover(env: dict[str, str], has_stored_key: Callable[[str], bool] | None =
 
 
 def _preset_source(name: str, preset_name: str, env: dict[str, str]) -> SourceConfig:
+    """The source a preset describes, at the address its environment variable gives, if set."""
     preset = PRESETS[preset_name]
     base_url = preset.base_url
-    if preset.kind == "ollama":
-        base_url = normalize_ollama_url(env.get("OLLAMA_HOST") or base_url)
-    elif preset.url_env and env.get(preset.url_env):
-        base_url = normalize_openai_url(env[preset.url_env])
+    variable = _url_variable(preset.kind, preset_name)
+    if variable and env.get(variable):
+        base_url = _base_url(preset.kind, env[variable], None, lambda message: ConfigError(
+            f"{message}; correct or unset {variable}", variable=variable))
     return SourceConfig(
         name=name,
         kind=preset.kind,
@@ -225,250 +304,131 @@ def _preset_source(name: str, preset_name: str, env: dict[str, str]) -> SourceCo
     )
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text ({exc.reason})", path) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", path) from None
+def _url_variable(kind: str, preset_name: str | None) -> str | None:
+    """The environment variable that gives a source's address when the file gives none."""
+    if kind == "ollama":
+        return "OLLAMA_HOST"
+    return PRESETS[preset_name].url_env if preset_name else None
 
 
-class _Locator:
-    """Finds the line of a key in the config text, for error messages."""
-
-    def __init__(self, path: Path, text: str):
-        self.path = path
-        self.lines = text.splitlines()
-
-    def line_of(self, table: str | None, key: str | None) -> int | None:
-        start = 0
-        if table:
-            header = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(map(_key_re, table.split("."))) + r"\s*\]")
-            for number, line in enumerate(self.lines):
-                if header.match(line):
-                    start = number + 1
-                    break
-            else:
-                return None
-            if key is None:
-                return start
-        if key is None:
-            return None
-        pattern = re.compile(r"^\s*" + _key_re(key) + r"\s*=")
-        for number in range(start, len(self.lines)):
-            line = self.lines[number]
-            if table and number > start and re.match(r"^\s*\[", line):
-                break
-            if pattern.match(line):
-                return number + 1
-        return start or None
-
-    def error(self, message: str, table: str | None, key: str | None) -> ConfigError:
-        dotted = ".".join(part for part in (table, key) if part)
-        return ConfigError(message, self.path, self.line_of(table, key), dotted or None)
+def _base_url(kind: str, written: str, variable: str | None, error: Callable[[str], ConfigError]) -> str:
+    """``written`` as a base URL of a source of ``kind``, normalized; ``error(message)`` when it is none."""
+    url = normalize_ollama_url(written) if kind == "ollama" else normalize_openai_url(written)
+    if problem := url_problem(url):
+        origin = f" (from {variable})" if variable else ""
+        raise error(f"{written!r}{origin} is not an http(s) URL: {problem}")
+    return url
 
 
-def _key_re(key: str) -> str:
-    return "(?:" + re.escape(key) + '|"' + re.escape(key) + '"' + ")"
-
-
-def _expect(loc: _Locator, table: str | None, raw: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any) -> Any:
-    if key not in raw:
-        return default
-    value = raw[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        names = " or ".join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))
-        raise loc.error(f"must be {_article(names)}, not {type(value).__name__} {value!r}", table, key)
-    return value
-
-
-def refuse_unknown(raw: dict[str, Any], known: Collection[str], error: Callable[[str, str], ConfigError]) -> None:
-    """The one rule for every table of the file: a key the schema does not know is an error, never ignored.
-
-    ``error(message, key)`` locates the key; the message suggests the closest known key.
-    """
-    for key in raw:
-        if key in known:
-            continue
-        close = difflib.get_close_matches(key, list(known), n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        raise error(f"unknown key ({hint}known: {', '.join(sorted(known))})", key)
-
-
-def _article(names: str) -> str:
-    plain = {"str": "a string", "int": "a whole number", "float": "a number", "list": "a list", "dict": "a table",
-             "bool": "true or false"}
-    return " or ".join(plain.get(name, name) for name in names.split(" or "))
-
-
-def _parse(raw: dict[str, Any], loc: _Locator, env: dict[str, str]) -> Config:
-    _refuse_secrets(raw, loc, None)
-    refuse_unknown(raw, TOP_KEYS, lambda message, key: loc.error(message, None, key))
-    config = Config(raw=raw)
-    config.default_source = _expect(loc, None, raw, "default_source", str, config.default_source)
-    config.theme = _expect(loc, None, raw, "theme", str, config.theme)
-    config.system_prompt = _expect(loc, None, raw, "system_prompt", str, None)
-    config.max_tokens = _expect(loc, None, raw, "max_tokens", int, None)
-    input_bytes = _expect(loc, None, raw, "max_input_bytes", int, config.max_input_bytes)
-    if isinstance(input_bytes, bool) or input_bytes <= 0:
-        raise loc.error("must be a whole number more than 0", None, "max_input_bytes")
-    config.max_input_bytes = input_bytes
-    tables = _expect(loc, None, raw, "sources", dict, {})
-    for name, table in tables.items():
-        where = f"sources.{name}"
-        if not isinstance(table, dict):
-            raise loc.error("must be a table like [sources.NAME]", "sources", name)
-        config.sources[name] = _parse_source(name, table, loc, where, env)
+def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
+    _refuse_secrets(raw, loc, ())
+    top = check_table(raw, TOP_FIELDS, loc, ())
+    config = Config(**{key: top.get(key, spec.default) for key, spec in TOP_FIELDS.items()
+                       if key not in ("sources", "templates", "router")})
+    for name, table in _tables(top.get("sources", {}), ("sources",), "[sources.NAME]", loc):
+        config.sources[name] = _parse_source(name, table, loc, env)
+    for name, table in _tables(top.get("templates", {}), ("templates",), "[templates.NAME]", loc):
+        values = check_table(table, TEMPLATE_FIELDS, loc, ("templates", name))
+        config.templates[name] = Template(name, values.get("system"), values["prompt"])
     if config.default_source != "auto" and config.default_source not in config.sources:
         choices = ", ".join(["auto", *config.sources]) or "auto"
-        raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", None, "default_source")
+        raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", (),
+                        "default_source")
     return config
 
 
-def _parse_source(name: str, table: dict[str, Any], loc: _Locator, where: str, env: dict[str, str]) -> SourceConfig:
-    refuse_unknown(table, SOURCE_KEYS, lambda message, key: loc.error(message, where, key))
-    preset_name = _expect(loc, where, table, "preset", str, None)
-    if preset_name is not None and preset_name not in PRESETS:
-        raise loc.error(f"unknown preset '{preset_name}' (known: {', '.join(PRESETS)})", where, "preset")
-    preset = PRESETS.get(preset_name or "")
-    kind = _expect(loc, where, table, "kind", str, preset.kind if preset else None)
+def _tables(raw: dict[str, Any], where: Where, example: str, loc: Locator) -> list[tuple[str, dict[str, Any]]]:
+    """The named tables of ``[sources]`` or ``[templates]``; anything else there is an error."""
+    for name, table in raw.items():
+        if not isinstance(table, dict):
+            raise loc.error(f"must be a table, written {example}", where, name)
+    return list(raw.items())
+
+
+def _parse_source(name: str, table: dict[str, Any], loc: Locator, env: dict[str, str]) -> SourceConfig:
+    """One ``[sources.NAME]`` table, checked against its kind's schema; a preset fills in what it leaves out."""
+    where = ("sources", name)
+    head = check_table({key: table[key] for key in ("preset", "kind") if key in table}, SOURCE_FIELDS, loc, where)
+    preset_name = head.get("preset")
+    preset = PRESETS[preset_name] if preset_name else None
+    kind = head.get("kind", preset.kind if preset else None)
     if kind is None:
         raise loc.error(f"missing 'kind' (one of: {', '.join(SOURCE_KINDS)})", where, None)
-    if kind not in SOURCE_KINDS:
-        raise loc.error(f"unknown kind '{kind}' (one of: {', '.join(SOURCE_KINDS)})", where, "kind")
+    schema = SOURCE_SCHEMAS[kind]
+    for key in table:
+        if key in SOURCE_FIELDS and key not in schema:
+            why = ("fastchat runs llama.cpp itself, on a loopback port of this machine" if kind == "embedded"
+                   else 'it is for kind = "embedded" only')
+            raise loc.error(f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} source has no {key}: {why}", where, key)
+    values: dict[str, Any] = {key: list(spec.default) if isinstance(spec.default, tuple) else spec.default
+                              for key, spec in schema.items() if spec.default is not None}
+    if preset:
+        values |= {"model": preset.model, "api_key_env": preset.key_env, "tags": list(preset.tags),
+                   "context_tokens": preset.context_tokens}
+    values |= check_table(table, schema, loc, where)
+    values["kind"] = kind
+    if not values.get("model"):
+        hint = " (a GGUF file's path, or a model name that `fastchat models` lists)" if kind == "embedded" else ""
+        raise loc.error(f"missing 'model'{hint}", where, None)
     if kind == "embedded":
-        return _parse_embedded(name, table, loc, where)
-    written = _expect(loc, where, table, "base_url", str, None)
-    origin = ""  # where a base URL the file does not give came from, for the error message
-    if not written:
-        url_env = "OLLAMA_HOST" if kind == "ollama" else preset.url_env if preset else None
-        if url_env and env.get(url_env):
-            written, origin = env[url_env], f" (from {url_env})"
-        elif preset or kind == "ollama":
-            written = preset.base_url if preset else OLLAMA_DEFAULT_URL
+        values["base_url"] = ""
+        return SourceConfig(name=name, **values)
+    written, variable = values.get("base_url"), None  # variable: the one it came from, if not the file
+    if not written and (variable := _url_variable(kind, preset_name)) and env.get(variable):
+        written = env[variable]
+    elif not written:
+        written, variable = preset.base_url if preset else OLLAMA_DEFAULT_URL if kind == "ollama" else None, None
     if not written:
         raise loc.error("missing 'base_url' for an OpenAI-compatible source", where, None)
-    base_url = normalize_ollama_url(written) if kind == "ollama" else normalize_openai_url(written)
-    if not re.match(r"^https?://[^/\s]+(?:/\S*)?$", base_url):
-        raise loc.error(f"'{written}'{origin} is not an http(s) URL", where, "base_url")
-    model = _expect(loc, where, table, "model", str, preset.model if preset else None)
-    if not model:
-        raise loc.error("missing 'model'", where, None)
-    tags = _expect(loc, where, table, "tags", list, None)
-    if tags is None:
+    values["base_url"] = _base_url(kind, written, variable, lambda message: loc.error(message, where, "base_url"))
+    if "tags" not in values:
         # an Ollama elsewhere is still near (local, for latency) but not private unless the user says so
-        tags = list(preset.tags) if preset else (
-            (["local", "private"] if is_loopback_url(base_url) else ["local"]) if kind == "ollama" else ["hosted"])
-    if not all(isinstance(tag, str) for tag in tags):
-        raise loc.error("must be a list of strings", where, "tags")
-    context = _expect(loc, where, table, "context_tokens", int, preset.context_tokens if preset else None)
-    timeout = float(_expect(loc, where, table, "timeout_s", (int, float), 30.0))
-    if timeout <= 0:
-        raise loc.error("must be more than 0", where, "timeout_s")
-    money: dict[str, Any] = {}  # each a float or None
-    for key in ("price_in", "price_out", "monthly_budget"):
-        value = _expect(loc, where, table, key, (int, float), None)
-        if value is not None and (isinstance(value, bool) or value < 0):
-            raise loc.error("must be a number of US dollars, 0 or more", where, key)
-        money[key] = None if value is None else float(value)
-    think = _expect(loc, where, table, "think", (bool, str), None)
-    if isinstance(think, str) and think not in THINK_LEVELS:
-        raise loc.error(f"must be true, false or one of: {', '.join(THINK_LEVELS)}", where, "think")
-    return SourceConfig(
-        name=name,
-        kind=kind,
-        base_url=base_url,
-        model=model,
-        api_key_env=_expect(loc, where, table, "api_key_env", str, preset.key_env if preset else None),
-        tags=tags,
-        context_tokens=context,
-        timeout_s=timeout,
-        preset=preset_name,
-        think=think,
-        private=_expect(loc, where, table, "private", bool, None),
-        **money,
-        **_limits(loc, where, table),
-    )
+        local = ["local", "private"] if is_loopback_url(values["base_url"]) else ["local"]
+        values["tags"] = local if kind == "ollama" else ["hosted"]
+    return SourceConfig(name=name, **values)
 
 
-def _parse_embedded(name: str, table: dict[str, Any], loc: _Locator, where: str) -> SourceConfig:
-    """``kind = "embedded"``: llama.cpp run by fastchat itself, so there is no URL to give; it is on this machine."""
-    if "base_url" in table:
-        raise loc.error("an embedded source has no base_url: fastchat starts llama.cpp on a loopback port itself",
-                        where, "base_url")
-    model = _expect(loc, where, table, "model", str, None)
-    if not model:
-        raise loc.error("missing 'model' (a GGUF file's path, or a model name that `fastchat models` lists)", where, None)
-    counts: dict[str, Any] = {}
-    for key, least in (("threads", 1), ("gpu_layers", 0), ("context_tokens", 1)):
-        value = _expect(loc, where, table, key, int, None)
-        if value is not None and (isinstance(value, bool) or value < least):
-            raise loc.error(f"must be a whole number, {least} or more", where, key)
-        counts[key] = value
-    tags = _expect(loc, where, table, "tags", list, ["local", "private"])
-    if not all(isinstance(tag, str) for tag in tags):
-        raise loc.error("must be a list of strings", where, "tags")
-    timeout = float(_expect(loc, where, table, "timeout_s", (int, float), 300.0))  # loading a model takes a while
-    if timeout <= 0:
-        raise loc.error("must be more than 0", where, "timeout_s")
-    return SourceConfig(name=name, kind="embedded", base_url="", model=model, tags=tags, timeout_s=timeout,
-                        think=_expect(loc, where, table, "think", (bool, str), None),
-                        private=_expect(loc, where, table, "private", bool, None),
-                        **counts, **_limits(loc, where, table))
-
-
-def _limits(loc: _Locator, where: str, table: dict[str, Any]) -> dict[str, Any]:
-    """The :data:`LIMIT_KEYS` the table sets (the others keep their defaults), each checked."""
-    limits: dict[str, Any] = {}
-    for key, kind in LIMIT_KEYS.items():
-        value = _expect(loc, where, table, key, (int, float) if kind is float else int, None)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not 0 < value < float("inf"):
-            raise loc.error("must be a number more than 0" if kind is float else "must be a whole number more than 0",
-                            where, key)
-        limits[key] = kind(value)
-    return limits
-
-
-def _refuse_secrets(raw: dict[str, Any], loc: _Locator, table: str | None, line: int | None = None,
-                    scanner: Scanner | None = None) -> None:
+def _refuse_secrets(raw: dict[str, Any], loc: Locator, where: Where) -> None:
     """Keys belong in the OS keyring, never in the config file. Refused with file and line, never shown: a
     value under a secret's name (``api_key``, ``token``…), any string value in which the one secret detector
     finds a secret whatever its key is called (``apikey``, ``access_token``, ``headers = {Authorization =
     "Bearer …"}``, a password in a URL), and an ``api_key_env`` that holds a key instead of a variable's name.
 
-    ``line``: the line of the inline table that ``raw`` is (its keys have no line of their own).
+    Run before the schema, whose messages quote wrong values.
     """
     from fastchat_tui import secrets_scan  # here: only a config file pays for its import (about 50 ms)
 
-    scanner = scanner or secrets_scan.Scanner()
-    source = table.split(".")[1] if table and table.startswith("sources.") else "SOURCE"
-    keep = (f"Remove this line and run `fastchat keys set {source}` to keep the key in the OS keyring "
-            "(or set the environment variable named by api_key_env)")
+    scanner = secrets_scan.Scanner()
+
+    def visit(table: Where, key: str, value: Any, index: int | None) -> None:
+        if isinstance(value, dict):  # a table; an inline one's keys are found on its key's line
+            inner = (*table, key) if index is None else (*table, key, index)
+            for name, item in value.items():
+                visit(inner, name, item, None)
+        elif isinstance(value, list):  # its items (and those of lists in it) are the same key's values
+            for number, item in enumerate(value):
+                visit(table, key, item, number if index is None else index)
+        elif isinstance(value, str) and value:
+            check(table, key, value)
+
+    def check(table: Where, key: str, value: str) -> None:
+        source = str(table[1]) if table[:1] == ("sources",) and len(table) > 1 else "SOURCE"
+        keep = (f"Remove this line and run `fastchat keys set {source}` to keep the key in the OS keyring "
+                "(or set the environment variable named by api_key_env)")
+        if key.lower() in SECRET_KEYS:
+            raise loc.error(f"API keys must not be stored in the config file. {keep}", table, key)
+        if key == "api_key_env" and source != "SOURCE" and not _names_a_variable(value, scanner):
+            raise loc.error("must be the name of an environment variable (letters, digits and _, like "
+                            "CEREBRAS_API_KEY), and this value looks like an API key itself, so it is not "
+                            f"shown. Keep the key in the OS keyring with `fastchat keys set {source}` and "
+                            "remove this line, or put the key in a variable and name that variable here", table, key)
+        finding = scanner.scan_text(f'{key} = "{value}"', dotted(table, key))
+        if finding is not None:
+            raise loc.error(f"this looks like a secret ({finding.what}), and secrets must not be stored in "
+                            f"the config file. {keep}", table, key)
+
     for key, value in raw.items():
-        dotted = f"{table}.{key}" if table else key
-        here = line if line is not None else loc.line_of(table, key)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, list):  # a list of lists (``sensitive_patterns``): the same key's values
-                _refuse_secrets({key: item}, loc, table, here, scanner)
-            elif isinstance(item, dict):  # a table; an inline one's keys are on its key's line
-                _refuse_secrets(item, loc, dotted, line if line is not None or loc.line_of(dotted, None) else here,
-                                scanner)
-            elif isinstance(item, str) and item:
-                if key.lower() in SECRET_KEYS:
-                    raise ConfigError(f"API keys must not be stored in the config file. {keep}", loc.path, here, dotted)
-                if key == "api_key_env" and source != "SOURCE" and not _names_a_variable(item, scanner):
-                    raise ConfigError("must be the name of an environment variable (letters, digits and _, like "
-                                      "CEREBRAS_API_KEY), and this value looks like an API key itself, so it is not "
-                                      f"shown. Keep the key in the OS keyring with `fastchat keys set {source}` and "
-                                      "remove this line, or put the key in a variable and name that variable here",
-                                      loc.path, here, dotted)
-                finding = scanner.scan_text(f'{key} = "{item}"', dotted)
-                if finding is not None:
-                    raise ConfigError(f"this looks like a secret ({finding.what}), and secrets must not be stored in "
-                                      f"the config file. {keep}", loc.path, here, dotted)
+        visit(where, key, value, None)
 
 
 def _names_a_variable(value: str, scanner: Scanner) -> bool:
@@ -492,7 +452,10 @@ def starter(env: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def write_starter(path: Path, env: dict[str, str] | None = None) -> None:
+    """Write :func:`starter` to ``path``, which must be a regular file if it exists (a FIFO would block)."""
     import tomli_w
 
+    if path.exists():
+        refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(tomli_w.dumps(starter(env)), encoding="utf-8")

@@ -2,7 +2,7 @@
 
 Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
 
-    Routed · (Attempt · [ReasoningDelta | TextDelta | Usage | Progress]* · Fallback?)+ · Finished
+    Routed · (Attempt · ModelChosen? · [ReasoningDelta | TextDelta | Usage | Progress]* · Fallback?)+ · Finished
 
 ``Routed`` is missing when routing itself failed; ``Finished`` always comes last, after the
 turn was recorded, and carries the turn in its final state (``turn.status``, ``turn.end_note``,
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastchat_tui.meter import Reading
-from fastchat_tui.sources.base import ReasoningDelta, SourceError, TextDelta, Usage
+from fastchat_tui.sources.base import ModelChosen, ReasoningDelta, SourceError, TextDelta, Usage
 from fastchat_tui.turn import Turn
 
 
@@ -28,7 +28,8 @@ class Routed:
 
 @dataclass(slots=True)
 class Attempt:
-    """``source`` is about to be asked (also ``turn.source`` and ``turn.model``, until a fallback changes them)."""
+    """``source`` is about to be asked (also ``turn.source`` and ``turn.model``, until a fallback or a
+    :class:`ModelChosen` changes them)."""
 
     turn: Turn
     source: str
@@ -59,7 +60,7 @@ class Finished:
     turn: Turn
 
 
-SessionEvent = Routed | Attempt | Fallback | ReasoningDelta | TextDelta | Usage | Progress | Finished
+SessionEvent = Routed | Attempt | ModelChosen | Fallback | ReasoningDelta | TextDelta | Usage | Progress | Finished
 
-__all__ = ["Attempt", "Fallback", "Finished", "Progress", "ReasoningDelta", "Routed", "SessionEvent", "TextDelta",
-           "Usage"]
+__all__ = ["Attempt", "Fallback", "Finished", "ModelChosen", "Progress", "ReasoningDelta", "Routed", "SessionEvent",
+           "TextDelta", "Usage"]

@@ -49,7 +49,7 @@ from urllib.parse import urlsplit
 
 from fastchat_tui.config import SourceConfig, is_loopback_url
 from fastchat_tui.presets import PRESETS
-from fastchat_tui.sources.base import ErrorKind, Event, Probe, SourceError
+from fastchat_tui.sources.base import ErrorKind, Event, ModelInfo, Probe, SourceError
 
 SERVICE = "fastchat"
 SERVICE_ENV = "FASTCHAT_KEYRING_SERVICE"  # tests point this at a throwaway service name
@@ -586,12 +586,15 @@ class RefusedSource:
         return SourceError(error.kind, error.message, source=error.source, status=error.status)
 
     async def stream(self, messages: list[dict[str, str]], *, model: str | None = None, max_tokens: int | None = None,
-                     think: bool | str | None = None) -> AsyncGenerator[Event, None]:
+                     think: bool | str | None = None, task: str | None = None) -> AsyncGenerator[Event, None]:
         raise self._refused()
         yield  # type: ignore[unreachable]  # the yield makes this an async generator, as Source.stream is
 
     async def probe(self) -> Probe:
         return Probe(False, error=self._refused())
+
+    async def models(self) -> list[ModelInfo]:
+        raise self._refused()
 
     async def aclose(self) -> None:
         return None

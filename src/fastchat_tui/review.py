@@ -1,57 +1,31 @@
-"""Input handling for ``fastchat review``: bytes in, a review prompt out, nothing else.
+"""Input handling for ``fastchat review``: inputs in, a review prompt out, nothing else.
 
 Everything here is pure (no terminal, no network) so it can be tested directly:
 
-* :func:`load_input` turns the bytes of one file (or of stdin) into an :class:`Attachment`:
-  binary input is refused (:class:`InputError`), UTF-16 with a BOM is decoded, other
-  non-UTF-8 text is decoded with U+FFFD replacements and a warning.
+* :func:`read_inputs` turns each file (or stdin), read, limited and decoded by
+  :mod:`fastchat_tui.inputs` (which refuses binary input with :class:`InputError`), into an
+  :class:`Attachment` (:func:`load_input`).
 * :func:`detect_language` guesses the language from the file name, else from the content;
   :func:`~fastchat_tui.diff.looks_like_diff` recognises unified diffs (``git diff``, ``diff -u``).
 * :func:`build_prompt` writes the review prompt: what the input is, what to report and
   how, and every input with line numbers (files) or old/new line numbers (diffs), so the
   model's ``file:line`` references are right.
 The size check against the source's context is the session's (:mod:`fastchat_tui.context`):
-input is never truncated silently (``--max-lines`` is the explicit way, :func:`limit_lines`).
+input is never truncated silently (``--max-lines`` is the explicit way: reading stops after that many lines).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import PurePath
 
 from fastchat_tui.attachment import Attachment, plural
 from fastchat_tui.diff import HUNK, diff_files, looks_like_diff
+from fastchat_tui.inputs import InputError, InputText, argument
 
 SNIFF_BYTES = 8192
-
-# (magic prefix, what it is) for binary formats; most contain NUL bytes early, but not all.
-_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF87a", "a GIF image"),
-    (b"GIF89a", "a GIF image"),
-    (b"RIFF", "a RIFF file (WebP image, WAV audio or AVI video)"),
-    (b"%PDF-", "a PDF document"),
-    (b"PK\x03\x04", "a ZIP archive (or a .jar/.docx/.xlsx)"),
-    (b"PK\x05\x06", "a ZIP archive"),
-    (b"\x1f\x8b", "a gzip archive"),
-    (b"BZh", "a bzip2 archive"),
-    (b"\xfd7zXZ\x00", "an xz archive"),
-    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
-    (b"\x28\xb5\x2f\xfd", "a zstd archive"),
-    (b"Rar!\x1a\x07", "a RAR archive"),
-    (b"\x7fELF", "an ELF executable"),
-    (b"MZ", "a Windows executable"),
-    (b"\xca\xfe\xba\xbe", "a Java class file or Mach-O binary"),
-    (b"\xcf\xfa\xed\xfe", "a Mach-O binary"),
-    (b"\x00asm", "a WebAssembly module"),
-    (b"SQLite format 3\x00", "an SQLite database"),
-    (b"OggS", "an Ogg media file"),
-    (b"ID3", "an MP3 file"),
-    (b"fLaC", "a FLAC audio file"),
-)
+"""How much of the start of a text its language is guessed from."""
 
 _LANG_BY_NAME = {
     "Dockerfile": "dockerfile", "Containerfile": "dockerfile", "Makefile": "makefile", "GNUmakefile": "makefile",
@@ -110,82 +84,33 @@ _CONTENT_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 
 
-class InputError(Exception):
-    """Input that cannot be reviewed (binary, unreadable, empty): exit code 1 with this message."""
-
-
 # --------------------------------------------------------------------------------------
-# Reading and decoding
+# Inputs
 # --------------------------------------------------------------------------------------
 
 
-def binary_kind(data: bytes) -> str | None:
-    """What the bytes are if they are not text (``"a PNG image"``), else ``None``."""
-    for magic, what in _MAGIC:
-        if data.startswith(magic):
-            return what
-    head = data[:SNIFF_BYTES]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None  # UTF-16 with a byte-order mark: text with NUL bytes
-    if b"\x00" in head:
-        return "binary data (it contains NUL bytes)"
-    return None
-
-
-def decode(data: bytes, name: str) -> tuple[str, str | None]:
-    """The text and a warning (or ``None``): UTF-8 (BOM dropped), UTF-16 with a BOM, else UTF-8 with replacement."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16"), None
-        except UnicodeDecodeError:
-            pass
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        bad = text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
-        line = data.count(b"\n", 0, exc.start) + 1
-        return text, (
-            f"{name} is not valid UTF-8 (first bad byte at line {line}); "
-            f"{plural(bad, 'undecodable byte sequence')} shown as \ufffd"
-        )
-
-
-def load_input(data: bytes, name: str, path: str | None = None) -> Attachment:
-    """One input as an :class:`Attachment`; binary input raises :class:`InputError`."""
-    if (what := binary_kind(data)) is not None:
-        raise InputError(
-            f"{name} is {what}, not text: fastchat review reads source files and diffs "
-            "(for a binary file, review the code that produces it)"
-        )
-    text, warning = decode(data, name)
-    text = text.replace("\r\n", "\n")
+def load_input(read: InputText, name: str, path: str | None = None) -> Attachment:
+    """One input, read and decoded by :mod:`fastchat_tui.inputs`, as an :class:`Attachment`."""
+    text = read.text.replace("\r\n", "\n")
     diff = looks_like_diff(text) or (path is not None and PurePath(path).suffix in (".diff", ".patch"))
     language = "diff" if diff else detect_language(path or "", text)
-    return Attachment(name=name, text=text, size=len(data), language=language, is_diff=diff, warning=warning, path=path)
+    return Attachment(name=name, text=text, size=read.size, language=language, is_diff=diff, warning=read.warning,
+                      path=path, cut=read.cut)
 
 
-def read_inputs(paths: Sequence[str], stdin_bytes: Callable[[], bytes]) -> list[Attachment]:
-    """Read each path (``-`` is stdin, read once); unreadable files raise :class:`InputError`."""
+def read_inputs(paths: Sequence[str], read_one: Callable[[str, str], InputText]) -> list[Attachment]:
+    """Each path as an attachment, ``-`` (stdin) once. ``read_one(path, name)`` reads one (``name`` is the
+    path as messages and the model show it) and raises :class:`InputError` for input that cannot be used."""
     attachments: list[Attachment] = []
     seen_stdin = False
     for path in paths:
         if path == "-":
-            if seen_stdin:
-                continue
+            if not seen_stdin:
+                attachments.append(load_input(read_one(path, "stdin"), "stdin"))
             seen_stdin = True
-            attachments.append(load_input(stdin_bytes(), "stdin"))
             continue
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except IsADirectoryError:
-            raise InputError(f"{path} is a directory: name the files to review (e.g. {path}/*.py)") from None
-        except FileNotFoundError:
-            raise InputError(f"{path}: no such file") from None
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-        attachments.append(load_input(data, path, path))
+        name = argument(path, path)[0]  # a file name's bytes that are not UTF-8 are shown as U+FFFD
+        attachments.append(load_input(read_one(path, name), name, name))
     return attachments
 
 
@@ -196,15 +121,6 @@ def require_content(attachments: Sequence[Attachment]) -> None:
     if not any(a.text.strip() for a in attachments):
         names = ", ".join(a.name for a in attachments)
         raise InputError(f"nothing to review: {names} {'is' if len(attachments) == 1 else 'are'} empty")
-
-
-def limit_lines(attachment: Attachment, max_lines: int) -> Attachment:
-    """Keep the first ``max_lines`` lines (an explicit cut that the prompt and the label both state)."""
-    total = attachment.lines
-    if total <= max_lines:
-        return attachment
-    kept = "".join(attachment.text.splitlines(keepends=True)[:max_lines])
-    return replace(attachment, text=kept, total_lines=total)
 
 
 # --------------------------------------------------------------------------------------
@@ -340,7 +256,7 @@ def _describe(attachment: Attachment) -> str:
             what += f" changing {plural(len(files), 'file')}: {shown}"
         return f"{attachment.name}: {what}"
     lines = (
-        f"first {attachment.lines:,} of {attachment.total_lines:,} lines" if attachment.total_lines
+        f"first {plural(attachment.lines, 'line')} (--max-lines)" if attachment.cut
         else plural(attachment.lines, "line")
     )
     return f"{attachment.name}: {language_name(attachment.language)}, {lines}"
@@ -358,7 +274,7 @@ def build_prompt(attachments: Sequence[Attachment], focus: str | None = None) ->
         intro = f"Review the {len(attachments)} inputs below as a senior engineer would in a careful code review."
     parts = [intro, "", "Input:"]
     parts += [f"- {_describe(a)}" for a in attachments]
-    if any(a.total_lines for a in attachments):
+    if any(a.cut for a in attachments):
         parts.append("Some files were cut to their first lines (--max-lines); do not guess about the lines not shown.")
     if focus and focus.strip():
         parts += ["", f"The user asks you to focus on: {focus.strip()}"]

@@ -33,6 +33,7 @@ from fastchat_tui.routing import (
     Request,
     Route,
     RouterSettings,
+    candidate,
     default_rules,
 )
 from fastchat_tui.sources.base import HEALTH_KINDS, ErrorKind, SourceError
@@ -54,14 +55,14 @@ class Router:
         self.ledger: Ledger = ledger if ledger is not None else MemoryLedger()
         self.clock = clock
         self.health: dict[str, Health] = {}
+        self.served: dict[str, str] = {}
+        """The model each source last answered with (its configured one, one given by hand, or one it chose)."""
         self.scanner = scanner_for(self.settings)
 
     @classmethod
     def from_config(cls, config: Config, *, ledger: Ledger | None = None, clock: Callable[[], float] = time.time) -> Router:
-        """A router for a loaded :class:`~fastchat_tui.config.Config`; a bad ``[router]`` raises ``ConfigError``."""
-        from fastchat_tui.router_config import parse_router  # router_config imports routing only: no cycle
-
-        return cls(config.sources, parse_router(config), ledger=ledger, clock=clock)
+        """A router for a loaded :class:`~fastchat_tui.config.Config` (``load`` checked its ``[router]``)."""
+        return cls(config.sources, config.router, ledger=ledger, clock=clock)
 
     # -- the session's interface -------------------------------------------------------
 
@@ -122,17 +123,22 @@ class Router:
             span = min(settings.cooldown_s * (2 ** min(extra, 16)), settings.cooldown_max_s)
             health.cooled_until = max(health.cooled_until, now + span)
 
-    def observe(self, source: str, reading: Reading | None, t: float | None = None) -> None:
-        """Learn from a finished reply's meter reading, when the ledger keeps its own figures in memory.
+    def observe(self, source: str, reading: Reading | None, t: float | None = None, *, model: str | None = None) -> None:
+        """Learn from a finished reply's meter reading; ``model`` is the one that answered (``None``: the configured one).
 
-        A store-backed ledger reads the history instead, where the recorder already wrote the reply.
+        The pair (source, model) is its own candidate (:func:`~fastchat_tui.routing.candidate`): its speed is
+        learned apart, and routing predicts a source by the model it last answered with. A store-backed ledger
+        reads the figures from the history instead, where the recorder already wrote the reply.
         """
+        spec = self.sources.get(source)
+        if model is not None:
+            self.served[source] = model
         ledger = self.ledger
         if reading is None or not isinstance(ledger, MemoryLedger):
             return
         if reading.ttft_s is not None:
-            ledger.add_latency(source, reading.ttft_s, reading.decode_tps)
-        spec = self.sources.get(source)
+            ledger.add_latency(candidate(source, model, spec.model if spec else None), reading.ttft_s,
+                               reading.decode_tps)
         if spec is not None and reading.tokens_exact:
             usd = cost(spec, reading.input_tokens, reading.output_tokens)
             if usd:
@@ -269,8 +275,9 @@ class Router:
 
     def _predict(self, name: str, expected: int) -> float:
         """Seconds ``name`` should take for ``expected`` tokens: measured figures where known, else its tags' priors."""
-        ttft, tps = _prior(self.sources[name])
-        stats = self.ledger.latency(name)
+        spec = self.sources[name]
+        ttft, tps = _prior(spec)
+        stats = self.ledger.latency(candidate(name, self.served.get(name), spec.model))
         if stats is not None and stats.ttft_s is not None:
             ttft = stats.ttft_s
         if stats is not None and stats.decode_tps and stats.decode_tps > 0:

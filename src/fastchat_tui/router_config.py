@@ -1,150 +1,98 @@
-"""Reads the ``[router]`` table and its ``[[router.rules]]`` from the config.
+"""The schema of the ``[router]`` table and its ``[[router.rules]]``, and what they become.
 
-Every problem becomes a :class:`~fastchat_tui.config.ConfigError` naming the
-file, the line and the key, like the rest of the config.
+:func:`fastchat_tui.config.load` runs :func:`parse_router` with the rest of the file, so every problem
+is a :class:`~fastchat_tui.config_schema.ConfigError` naming the file, the line and the key, found by
+``fastchat config check`` as by the chat.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from fastchat_tui.config import Config, ConfigError, _Locator, refuse_unknown
+from fastchat_tui.config_schema import ConfigError, Field, Locator, Where, check_table
 from fastchat_tui.routing import TASKS, RouterSettings, Rule
 
-_NUMBERS: dict[str, tuple[type | tuple[type, ...], float]] = {
-    # key: (type, smallest allowed value)
-    "long_max_tokens": (int, 1),
-    "long_input_chars": (int, 1),
-    "long_translate_chars": (int, 1),
-    "completion_max_lines": (int, 1),
-    "cooldown_after": (int, 1),
-    "cooldown_s": ((int, float), 0),
-    "cooldown_max_s": ((int, float), 0),
-    "budget_warn": ((int, float), 0),
+_SELECTORS = 'a source name, "tag:TAG", or a list of them'
+
+ROUTER_FIELDS: dict[str, Field] = {
+    "default": Field("str|strings", f"where chat and review go: {_SELECTORS}"),
+    "rules": Field("tables", "the rules, first match wins", example="[[router.rules]]"),
+    "long_max_tokens": Field("int", 'an explicit max_tokens that makes a request "long"', least=1),
+    "long_input_chars": Field("int", 'the prompt size that makes a request "long"', least=1),
+    "long_translate_chars": Field("int", 'the text size that makes a translation "long"', least=1),
+    "completion_max_lines": Field("int", "the most lines of a code completion prompt", least=1),
+    "cooldown_after": Field("int", "failures in a row before a source cools down", least=1),
+    "cooldown_s": Field("float", "the first cool-down, in seconds", least=0),
+    "cooldown_max_s": Field("float", "the longest cool-down, in seconds", least=0),
+    "budget_warn": Field("float", "the share of a monthly budget that warns", least=0),
+    "sensitive_patterns": Field("strings", "your own regular expressions for private data"),
+    "sensitive_paths": Field("strings", "your own file globs for private files"),
 }
-_LISTS = ("sensitive_patterns", "sensitive_paths")
-_RULE_KEYS = ("task", "source", "fallbacks", "match", "min_chars", "max_chars")
+"""The ``[router]`` table; an absent key keeps :class:`~fastchat_tui.routing.RouterSettings`' default."""
+
+RULE_FIELDS: dict[str, Field] = {
+    "task": Field("str|strings", f"the task kinds it applies to: {', '.join(TASKS)}, or \"*\"",
+                  choices=(*TASKS, "*"), required=True, noun="task kind"),
+    "source": Field("str|strings", f"where the request goes: {_SELECTORS}", required=True),
+    "fallbacks": Field("str|strings", f"where it goes next: {_SELECTORS}"),
+    "match": Field("str", "a regular expression the prompt must match"),
+    "min_chars": Field("int", "the shortest prompt it applies to", least=0),
+    "max_chars": Field("int", "the longest prompt it applies to", least=0),
+}
+"""One ``[[router.rules]]`` table."""
 
 
-class _RouterLocator(_Locator):
-    """Also finds keys inside the N-th ``[[router.rules]]`` table."""
-
-    def rule_line(self, index: int, key: str | None) -> int | None:
-        header = re.compile(r"^\s*\[\[\s*router\s*\.\s*rules\s*\]\]")
-        starts = [n for n, line in enumerate(self.lines) if header.match(line)]
-        if index >= len(starts):
-            return self.line_of("router", "rules")
-        start = starts[index]
-        if key is None:
-            return start + 1
-        pattern = re.compile(r"^\s*(?:" + re.escape(key) + '|"' + re.escape(key) + '")\\s*=')
-        for number in range(start + 1, len(self.lines)):
-            if re.match(r"^\s*\[", self.lines[number]):
-                break
-            if pattern.match(self.lines[number]):
-                return number + 1
-        return start + 1
-
-    def rule_error(self, message: str, index: int, key: str | None) -> ConfigError:
-        dotted = f"router.rules[{index + 1}]" + (f".{key}" if key else "")
-        return ConfigError(message, self.path, self.rule_line(index, key), dotted)
-
-
-def parse_router(config: Config) -> RouterSettings:
-    """The router settings of ``config`` (defaults when it has no ``[router]``)."""
-    raw = config.raw.get("router")
-    if raw is None:
-        return RouterSettings()
-    loc = _locator(config.path)
-    if not isinstance(raw, dict):
-        raise loc.error("must be a table like [router]", None, "router")
+def parse_router(raw: dict[str, Any], private: Mapping[str, bool], loc: Locator) -> RouterSettings:
+    """The router settings of a ``[router]`` table; ``private`` maps each configured source's name to
+    whether sensitive prompts may go to it."""
+    where: Where = ("router",)
+    values = check_table(raw, ROUTER_FIELDS, loc, where)
     settings = RouterSettings()
-    refuse_unknown(raw, {"default", "rules", *_NUMBERS, *_LISTS}, lambda message, key: loc.error(message, "router", key))
-    names = set(config.sources)
-    if "default" in raw:
-        settings.default = _selectors(raw["default"], names, lambda m: loc.error(m, "router", "default"))
-    for key, (kind, smallest) in _NUMBERS.items():
-        if key not in raw:
-            continue
-        value = raw[key]
-        wrong = isinstance(value, bool) or not isinstance(value, kind)  # a flag: mypy would narrow value to object
-        if wrong:
-            expected = "a whole number" if kind is int else "a number"
-            raise loc.error(f"must be {expected}, not {type(value).__name__} {value!r}", "router", key)
-        if value < smallest:
-            raise loc.error(f"must be {smallest:g} or more", "router", key)
-        setattr(settings, key, value if kind is int else float(value))
-    if "sensitive_patterns" in raw:
-        patterns = _strings(raw["sensitive_patterns"], lambda m: loc.error(m, "router", "sensitive_patterns"))
-        for pattern in patterns:
-            _compile(pattern, lambda m: loc.error(m, "router", "sensitive_patterns"))
-        settings.sensitive_patterns = [(f"text matching your pattern '{p}'", p) for p in patterns]
-    if "sensitive_paths" in raw:
-        settings.sensitive_paths = _strings(raw["sensitive_paths"], lambda m: loc.error(m, "router", "sensitive_paths"))
-    rules = raw.get("rules", [])
-    if not isinstance(rules, list) or not all(isinstance(rule, dict) for rule in rules):
-        raise loc.error("must be a list of tables, written [[router.rules]]", "router", "rules")
-    settings.rules = [_rule(index, rule, loc, config) for index, rule in enumerate(rules)]
+    for key in ROUTER_FIELDS.keys() - {"default", "rules", "sensitive_patterns"}:
+        if key in values:
+            setattr(settings, key, values[key])
+    if "default" in values:
+        settings.default = _selectors(values["default"], private, lambda m: loc.error(m, where, "default"))
+    if "sensitive_patterns" in values:
+        for pattern in values["sensitive_patterns"]:
+            _compile(pattern, lambda m: loc.error(m, where, "sensitive_patterns"))
+        settings.sensitive_patterns = [(f"text matching your pattern '{p}'", p) for p in values["sensitive_patterns"]]
+    settings.rules = [_rule(index, rule, private, loc) for index, rule in enumerate(values.get("rules", []))]
     return settings
 
 
-def _locator(path: Path | None) -> _RouterLocator:
-    text = ""
-    if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = ""
-    return _RouterLocator(path or Path("config"), text)
+def _rule(index: int, raw: dict[str, Any], private: Mapping[str, bool], loc: Locator) -> Rule:
+    where: Where = ("router", "rules", index)
 
+    def error(key: str | None) -> Callable[[str], ConfigError]:
+        return lambda message: loc.error(message, where, key)
 
-def _rule(index: int, raw: dict[str, Any], loc: _RouterLocator, config: Config) -> Rule:
-    def error(key: str | None):
-        return lambda message: loc.rule_error(message, index, key)
-
-    refuse_unknown(raw, _RULE_KEYS, lambda message, key: loc.rule_error(message, index, key))
-    names = set(config.sources)
-    if "task" not in raw:
-        raise error(None)(f"missing 'task' (one of: {', '.join(TASKS)}, or \"*\")")
-    tasks = raw["task"] if isinstance(raw["task"], list) else [raw["task"]]
-    if not tasks or not all(isinstance(task, str) for task in tasks):
-        raise error("task")("must be a task kind or a list of them")
-    for task in tasks:
-        if task != "*" and task not in TASKS:
-            raise error("task")(f"unknown task kind '{task}' (one of: {', '.join(TASKS)}, or \"*\")")
-    if "source" not in raw:
-        raise error(None)("missing 'source' (a source name, \"tag:TAG\", or a list of them)")
-    source = _selectors(raw["source"], names, error("source"))
-    fallbacks = _selectors(raw.get("fallbacks", []), names, error("fallbacks"), allow_empty=True)
+    values = check_table(raw, RULE_FIELDS, loc, where)
+    tasks = values["task"] if isinstance(values["task"], list) else [values["task"]]
+    if not tasks:
+        raise error("task")(f"must name a task kind: {RULE_FIELDS['task'].doc}")
+    source = _selectors(values["source"], private, error("source"))
+    fallbacks = _selectors(values.get("fallbacks", []), private, error("fallbacks"), allow_empty=True)
     if "sensitive" in tasks:
         for key, selectors in (("source", source), ("fallbacks", fallbacks)):
             for selector in selectors:
-                spec = config.sources.get(selector)
-                if spec is not None and not spec.is_private:
+                if not private.get(selector, True):
                     raise error(key)(
                         f"'{selector}' is not tagged 'local' at a loopback address, nor marked private = true: "
                         "sensitive prompts only ever go to private sources"
                     )
-    match = None
-    if "match" in raw:
-        if not isinstance(raw["match"], str):
-            raise error("match")("must be a regular expression (a string)")
-        match = _compile(raw["match"], error("match"))
-    bounds: dict[str, int | None] = {}
-    for key in ("min_chars", "max_chars"):
-        value = raw.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise error(key)("must be a whole number, 0 or more")
-        bounds[key] = value
-    return Rule(tuple(tasks), source, fallbacks, match, bounds["min_chars"], bounds["max_chars"], f"rule {index + 1}")
+    match = _compile(values["match"], error("match")) if "match" in values else None
+    return Rule(tuple(tasks), source, fallbacks, match, values.get("min_chars"), values.get("max_chars"),
+                f"rule {index + 1}")
 
 
-def _selectors(value: Any, names: set[str], error, *, allow_empty: bool = False) -> tuple[str, ...]:
+def _selectors(value: str | list[str], names: Mapping[str, bool], error: Callable[[str], ConfigError], *,
+               allow_empty: bool = False) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [value]
-    if not all(isinstance(item, str) and item for item in items) or (not items and not allow_empty):
-        raise error("must be a source name, \"tag:TAG\", or a list of them")
+    if not all(items) or (not items and not allow_empty):
+        raise error(f"must be {_SELECTORS}")
     for item in items:
         if item.startswith("tag:"):
             if not all(item[4:].split("+")):
@@ -154,13 +102,7 @@ def _selectors(value: Any, names: set[str], error, *, allow_empty: bool = False)
     return tuple(items)
 
 
-def _strings(value: Any, error) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise error("must be a list of strings")
-    return list(value)
-
-
-def _compile(pattern: str, error) -> re.Pattern[str]:
+def _compile(pattern: str, error: Callable[[str], ConfigError]) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as exc:

@@ -148,9 +148,23 @@ class Health:
 # --------------------------------------------------------------------------------------
 
 
+def candidate(source: str, model: str | None = None, configured: str | None = None) -> str:
+    """The key one (source, model) pair's learned figures are kept under: the source's name for its
+    ``configured`` model (so figures learned before a model could be chosen stay valid), else
+    ``source/model``. Spend is kept per source: a source's ``monthly_budget`` covers every model it serves."""
+    return source if model is None or model == configured else f"{source}/{model}"
+
+
+def split_candidate(key: str) -> tuple[str, str | None]:
+    """``(source, model)`` from a :func:`candidate` key; ``model`` is ``None`` for the configured one.
+    A source's name has no ``/`` in it here; a model's may (``hf.co/user/model``)."""
+    source, slash, model = key.partition("/")
+    return (source, model) if slash else (key, None)
+
+
 @dataclass(slots=True)
 class LatencyStats:
-    """Running statistics of one source's replies (``None``: not measured yet)."""
+    """Running statistics of one candidate's replies (``None``: not measured yet)."""
 
     ttft_s: float | None
     decode_tps: float | None
@@ -165,7 +179,8 @@ class Ledger(Protocol):
         ...
 
     def latency(self, source: str) -> LatencyStats | None:
-        """The source's statistics, or ``None`` before any reply."""
+        """The statistics of ``source``, a :func:`candidate` key (a source, or ``source/model``), or ``None``
+        before any reply."""
         ...
 
 
@@ -182,6 +197,7 @@ class MemoryLedger:
         self.spends.append((source, usd, t))
 
     def add_latency(self, source: str, ttft_s: float | None, decode_tps: float | None) -> None:
+        """Learn one reply's figures for ``source``, a :func:`candidate` key."""
         old = self.stats.get(source)
         if old is None:
             self.stats[source] = LatencyStats(ttft_s, decode_tps or None)

@@ -31,6 +31,7 @@ from fastchat_tui.sources.base import (
     FALLBACK_KINDS,
     Done,
     ErrorKind,
+    ModelChosen,
     ReasoningDelta,
     Sent,
     Source,
@@ -41,13 +42,32 @@ from fastchat_tui.sources.base import (
 from fastchat_tui.turn import SendOptions, Turn
 
 RECORD_EVERY_S = 1.0
-"""The recorder hears about a streaming reply at least this often (a crash loses at most this much)."""
+"""New output reaches the recorder at most this long after it arrived, whether or not more follows (a crash
+loses at most this much)."""
 PROGRESS_EVERY_S = 1 / 8
 """How often a :class:`~fastchat_tui.events.Progress` event carries the meter while output streams."""
 
 
+class SensitiveRefusal(SourceError):
+    """A request the data boundary kept from a source that is not private (kind ``sensitive``).
+
+    ``finding`` says what looked sensitive and where, never the value: what a display shows when it
+    offers to send the request anyway (the chat's confirm dialog; ``--allow-sensitive`` on the command line).
+    """
+
+    def __init__(self, finding: Finding, source: str) -> None:
+        super().__init__(
+            ErrorKind.SENSITIVE,
+            f"not sent: this prompt looks sensitive ({finding}) and {source} is not a private source. "
+            "Use a local source, take the secret out, or send it anyway for this one request "
+            "(fastchat ask/review --allow-sensitive; in the chat, confirm when asked)",
+            source=source,
+        )
+        self.finding = finding
+
+
 class Recorder(Protocol):
-    """Whoever keeps replies (the history store): told at start, at least every second, and at the end."""
+    """Whoever keeps replies (the history store): told at start, within a second of new output, and at the end."""
 
     chat_id: int | None
     """The chat new turns join; ``None``: the next turn starts a new chat."""
@@ -233,14 +253,20 @@ class Session:
 
     # -- sending ---------------------------------------------------------------------------
 
-    def retry(self, turn: Turn, source: str | None = None) -> AsyncGenerator[SessionEvent, None]:
+    def retry(self, turn: Turn, source: str | None = None, *,
+              allow_sensitive: bool = False) -> AsyncGenerator[SessionEvent, None]:
         """Send ``turn``'s prompt again with the same options: on ``source`` if given (e.g. after a new
-        key), else on the next source of its route. The failed reply leaves the context first."""
+        key), else on the next source of its route. The failed reply leaves the context first.
+
+        ``allow_sensitive``: the user confirmed sending this prompt although it looks sensitive (the chat's
+        dialog after a :class:`SensitiveRefusal`); it holds for this request and its retries, never the next prompt."""
         self._retract(turn)
         if source is not None:
             options = replace(turn.options, source=source, route=None)
         else:
             options = replace(turn.options, route=self.retry_route(turn))
+        if allow_sensitive:
+            options = replace(options, allow_sensitive=True)
         return self.stream(turn.prompt, options)
 
     async def send(
@@ -351,13 +377,7 @@ class Session:
             return route, finding
         sources = self.config.sources
         if not sources[route.source].is_private:
-            raise SourceError(
-                ErrorKind.SENSITIVE,
-                f"not sent: this prompt looks sensitive ({finding}) and {route.source} is not a private source. "
-                "Use a local source, take the secret out, or send it anyway for this one request "
-                "(fastchat ask/review --allow-sensitive)",
-                source=route.source,
-            )
+            raise SensitiveRefusal(finding, route.source)
         private = [name for name in route.fallbacks if name in sources and sources[name].is_private]
         return (route if private == route.fallbacks else replace(route, fallbacks=private)), finding
 
@@ -387,7 +407,7 @@ class Session:
                    retry_after=error.retry_after if error else None)
         observe = getattr(self.router, "observe", None)
         if error is None and observe is not None:
-            observe(name, turn.reading())
+            observe(name, turn.reading(), model=turn.model)
 
     def _begin(self, turn: Turn, name: str) -> None:
         spec = self.config.sources[name]
@@ -406,45 +426,64 @@ class Session:
             self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
 
     async def _attempt(self, turn: Turn, messages: list[dict[str, str]],
-                       max_tokens: int | None) -> AsyncGenerator[ReasoningDelta | TextDelta | Usage | Progress, None]:
-        """One source's stream: the meter and the recorder are fed here, the events passed on."""
-        next_record = time.perf_counter() + RECORD_EVERY_S
+                       max_tokens: int | None) -> AsyncGenerator[ModelChosen | ReasoningDelta | TextDelta | Usage | Progress,
+                                                                 None]:
+        """One source's stream: the meter and the recorder are fed here, the events passed on.
+
+        Output is saved on a clock, not when the next event comes: the first output not yet saved sets a
+        timer that saves the turn :data:`RECORD_EVERY_S` later, even if the source stalls meanwhile. A timer
+        callback, not a task, so nothing ever cancels the source's stream mid-await."""
         next_progress = 0.0
         recorder = self.recorder
+        loop = asyncio.get_running_loop()
+        saving: asyncio.TimerHandle | None = None
+
+        def save(recorder: Recorder) -> None:
+            nonlocal saving
+            saving = None
+            recorder.progress(turn)
+
         meter: Meter | None = None
         stream = self.source(turn.source or "").stream(messages, model=turn.options.model, max_tokens=max_tokens,
-                                                       think=turn.options.think)
-        async with aclosing(stream):
-            async for event in stream:
-                if type(event) is TextDelta:
-                    assert meter is not None
-                    turn.parts.append(event.text)
-                    meter.text(event.t)
-                elif type(event) is ReasoningDelta:
-                    assert meter is not None
-                    turn.reasoning_parts.append(event.text)
-                    meter.reasoning(event.t)
-                else:
-                    if type(event) is Sent:
-                        turn.meter = meter = Meter(event.t)
-                    elif type(event) is Usage:
+                                                       think=turn.options.think,
+                                                       task=turn.route.task if turn.route else None)
+        try:
+            async with aclosing(stream):
+                async for event in stream:
+                    if type(event) is TextDelta:
                         assert meter is not None
-                        meter.usage(event.output_tokens, event.input_tokens, event.server_eval_count,
-                                    event.server_eval_ns, reasoning_tokens=event.reasoning_tokens,
-                                    server_tps=event.server_tps)
-                        yield event
-                    elif type(event) is Done:
+                        turn.parts.append(event.text)
+                        meter.text(event.t)
+                    elif type(event) is ReasoningDelta:
                         assert meter is not None
-                        meter.done(event.t)
-                        turn.finish_reason = event.reason
-                    continue
-                yield event
-                if event.t >= next_progress:
-                    next_progress = event.t + PROGRESS_EVERY_S
-                    yield Progress(turn, meter.reading(event.t))
-                if recorder and event.t >= next_record:
-                    recorder.progress(turn)
-                    next_record = event.t + RECORD_EVERY_S
+                        turn.reasoning_parts.append(event.text)
+                        meter.reasoning(event.t)
+                    else:
+                        if type(event) is Sent:
+                            turn.meter = meter = Meter(event.t)
+                        elif type(event) is Usage:
+                            assert meter is not None
+                            meter.usage(event.output_tokens, event.input_tokens, event.server_eval_count,
+                                        event.server_eval_ns, reasoning_tokens=event.reasoning_tokens,
+                                        server_tps=event.server_tps)
+                            yield event
+                        elif type(event) is Done:
+                            assert meter is not None
+                            meter.done(event.t)
+                            turn.finish_reason = event.reason
+                        elif type(event) is ModelChosen:  # the source replaced its default model
+                            turn.model = event.model
+                            yield event
+                        continue
+                    if saving is None and recorder:
+                        saving = loop.call_later(RECORD_EVERY_S, save, recorder)
+                    yield event
+                    if event.t >= next_progress:
+                        next_progress = event.t + PROGRESS_EVERY_S
+                        yield Progress(turn, meter.reading(event.t))
+        finally:
+            if saving is not None:  # the end of the turn is saved by Session._end
+                saving.cancel()
 
     async def aclose(self) -> None:
         for source in self._sources.values():

@@ -15,11 +15,21 @@ import time
 from contextlib import aclosing
 from typing import TYPE_CHECKING, TextIO
 
-from fastchat_tui.commands.common import CommandError, fail, load_config, warn
+from fastchat_tui.commands.common import (
+    CommandError,
+    fail,
+    is_terminal,
+    load_config,
+    read_stdin,
+    stdin_is_piped,
+    text_argument,
+    warn,
+)
 from fastchat_tui.meter import reply_line
-from fastchat_tui.sources.base import ReasoningDelta, TextDelta
+from fastchat_tui.sources.base import ModelChosen, ReasoningDelta, TextDelta
 
 if TYPE_CHECKING:
+    from fastchat_tui.config import Config
     from fastchat_tui.session import Session
     from fastchat_tui.turn import SendOptions, Turn
 
@@ -47,24 +57,28 @@ def add_reasoning_option(parser: argparse.ArgumentParser) -> None:
 
 def shows_reasoning(args: argparse.Namespace) -> bool:
     """``--reasoning``, else whether stderr is a terminal."""
-    return args.reasoning == "show" if args.reasoning else sys.stderr.isatty()
+    return args.reasoning == "show" if args.reasoning else is_terminal(sys.stderr)
 
 
-def read_prompt(words: list[str], stdin: TextIO) -> str:
-    """The prompt from the arguments, followed by piped stdin if there is any."""
-    prompt = " ".join(words).strip()
-    if not stdin.isatty():
-        piped = stdin.read()
+def read_prompt(words: list[str], config: Config, *, stdin: bool = True) -> str:
+    """The prompt from the arguments, followed by piped stdin (with ``stdin``) read within the input limit;
+    ``""`` when both are empty."""
+    prompt = text_argument(" ".join(words), "the prompt").strip()
+    if stdin and stdin_is_piped():
+        piped = read_stdin(config)
         if piped.strip():
             prompt = f"{prompt}\n\n{piped}" if prompt else piped
-    if not prompt.strip():
-        raise CommandError("nothing to ask: give a prompt as arguments or on stdin", 2)
-    return prompt
+    return prompt if prompt.strip() else ""
+
+
+NOTHING_TO_ASK = "nothing to ask: give a prompt as arguments or on stdin"
 
 
 def run(args: argparse.Namespace) -> int:
     config = load_config()
-    prompt = read_prompt(args.prompt, sys.stdin)
+    prompt = read_prompt(args.prompt, config)
+    if not prompt:
+        raise CommandError(NOTHING_TO_ASK, 2)
     from fastchat_tui.session import Session
     from fastchat_tui.turn import SendOptions
 
@@ -92,6 +106,8 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
                         writer.write(event.text)
                     elif type(event) is ReasoningDelta:
                         thinking.write(event.text)
+                    elif type(event) is ModelChosen:  # before any output: the source's own choice of model
+                        print(event.note, file=sys.stderr)
                     elif type(event) is Routed or type(event) is Finished:
                         seen[:] = [event.turn]
         finally:
@@ -118,9 +134,10 @@ def report(turn: Turn | None, as_json: bool, writer: _Writer) -> int:
         print(redact(json.dumps(turn_json(turn), ensure_ascii=False)))
     else:
         writer.end_line()
-        print(redact(reply_line(turn.source, turn.model, turn.reading(), turn.status, note=turn.end_note,
-                                fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason)),
-              file=sys.stderr)
+        if sys.stderr is not None:  # closed (2>&-): print(file=None) would write the meter line to stdout
+            print(redact(reply_line(turn.source, turn.model, turn.reading(), turn.status, note=turn.end_note,
+                                    fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason)),
+                  file=sys.stderr)
         if turn.error:
             fail(turn.error.shown)
     return exit_code(turn)
@@ -167,18 +184,21 @@ def turn_json(turn: Turn) -> dict[str, object]:
 
 
 class _Writer:
-    """Writes reply text as it arrives, flushing at most every few milliseconds; ``dim`` dims it on a terminal."""
+    """Writes reply text as it arrives, flushing at most every few milliseconds; ``dim`` dims it on a terminal.
 
-    def __init__(self, stream: TextIO, quiet: bool, dim: bool = False) -> None:
-        self.stream, self.quiet = stream, quiet
-        self.live = stream.isatty()
+    A stream closed at start (``>&-``) is ``None``: nothing is written, as ``print`` does; the reply is
+    still saved in the history."""
+
+    def __init__(self, stream: TextIO | None, quiet: bool, dim: bool = False) -> None:
+        self.stream = None if quiet else stream
+        self.live = is_terminal(self.stream)
         self.dim = dim and self.live
         self.wrote = False
         self.ended_with_newline = True
         self._next_flush = 0.0
 
     def write(self, text: str) -> None:
-        if self.quiet:
+        if self.stream is None:
             return
         self.stream.write(f"{DIM}{text}{UNDIM}" if self.dim else text)
         self.wrote = True
@@ -189,12 +209,12 @@ class _Writer:
             self._next_flush = now + FLUSH_EVERY_S
 
     def flush(self) -> None:
-        if not self.quiet:
+        if self.stream is not None:
             self.stream.flush()
 
     def end_line(self) -> None:
         """End the last line written, so what follows starts on its own line."""
-        if self.wrote and not self.ended_with_newline:
+        if self.stream is not None and self.wrote and not self.ended_with_newline:
             self.stream.write("\n")
             self.ended_with_newline = True
         self.flush()

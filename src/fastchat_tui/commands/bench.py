@@ -29,8 +29,10 @@ from fastchat_tui.bench import (
     fmt_tokens,
     run_bench,
 )
-from fastchat_tui.commands.common import CommandError, fail, load_config
+from fastchat_tui.commands.common import INPUT_ERROR, CommandError, fail, load_config, read_input, text_argument
+from fastchat_tui.config import Config
 from fastchat_tui.dates import local_minute
+from fastchat_tui.inputs import InputError, argument
 from fastchat_tui.store import BenchRow, StoreError, open_history
 
 
@@ -77,21 +79,22 @@ def _names(arg: str | None, configured: list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _prompt(args: argparse.Namespace) -> str:
+def _prompt(args: argparse.Namespace, config: Config) -> str:
     if args.prompt_file is not None:
+        path = str(args.prompt_file)
+        name = argument(path, path)[0]  # a file name's bytes that are not UTF-8 are shown as U+FFFD, as in review
         try:
-            text = args.prompt_file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CommandError(f"cannot read {args.prompt_file}: {exc.strerror}", 2) from None
-        except UnicodeDecodeError:
-            raise CommandError(f"{args.prompt_file} is not UTF-8 text", 2) from None
+            text = read_input(path, name, config).text
+        except InputError as exc:
+            raise CommandError(str(exc), INPUT_ERROR) from None
         if not text.strip():
-            raise CommandError(f"{args.prompt_file} is empty", 2)
+            raise CommandError(f"{name} is empty", INPUT_ERROR)
         return text
     if args.prompt is not None:
-        if not args.prompt.strip():
+        prompt = text_argument(args.prompt, "the --prompt text")
+        if not prompt.strip():
             raise CommandError("the prompt is empty", 2)
-        return args.prompt
+        return prompt
     return DEFAULT_PROMPT
 
 
@@ -102,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     names = _names(args.source, list(config.sources))
     if not names:
         raise CommandError("no sources configured: run `fastchat config init`", 2)
-    prompt = _prompt(args)
+    prompt = _prompt(args, config)
     progress = _ProgressPrinter(sys.stderr)
     session = bench_session(config)
     results: list[BenchResult] = []

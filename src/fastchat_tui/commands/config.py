@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     init = actions.add_parser("init", help="write a starter config with the sources found now")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     actions.add_parser("path", help="print the config file's path")
-    actions.add_parser("check", help="check the config exactly as the chat does, and list its sources")
+    actions.add_parser("check", help="check the config exactly as the chat does, and list its sources and templates")
     parser.set_defaults(run=run)
 
 
@@ -33,4 +33,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"config: {origin}")
         for source in config.sources.values():
             print(f"  {source.name}: {source.kind} {source.base_url} model={source.model} tags={','.join(source.tags)}")
+        if config.templates:
+            print(f"templates: {', '.join(config.templates)}")
     return 0

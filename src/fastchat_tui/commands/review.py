@@ -22,7 +22,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from fastchat_tui.commands.ask import add_reasoning_option, shows_reasoning, stream_reply
-from fastchat_tui.commands.common import CommandError, attach_keyboard, fail, load_config, warn
+from fastchat_tui.commands.common import (
+    INPUT_ERROR,
+    CommandError,
+    attach_keyboard,
+    fail,
+    is_terminal,
+    load_config,
+    read_input,
+    stdin_is_piped,
+    text_argument,
+    warn,
+)
 
 if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
@@ -47,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
     parser.add_argument("--plain", action="store_true", help="print Markdown to stdout even when it is a terminal (no chat)")
     parser.add_argument("--max-lines", type=int, metavar="N",
-                        help="send only the first N lines of each input (the prompt says so)")
+                        help="read and send only the first N lines of each input (the prompt says so)")
     parser.add_argument("--max-tokens", type=int, help="cap the reply length")
     parser.add_argument("--allow-sensitive", action="store_true",
                         help="send this prompt even if it looks sensitive and the source is not private (this request only)")
@@ -61,28 +72,25 @@ def run(args: argparse.Namespace) -> int:
     if args.max_lines is not None and args.max_lines < 1:
         raise CommandError("--max-lines must be at least 1", 2)
     config = load_config()  # an unknown -s was already refused as a usage error by cli.py, for every command
-    stdin_is_tty = sys.stdin is None or sys.stdin.isatty()
-    paths = list(args.files) or ([] if stdin_is_tty else ["-"])
+    paths = list(args.files) or (["-"] if stdin_is_piped() else [])
     if not paths:
         raise CommandError(
             "nothing to review: name files (fastchat review a.py b.py) or pipe input (git diff | fastchat review)", 2
         )
+    focus = text_argument(args.message, "the -m text") if args.message is not None else None
 
     try:
-        attachments = review.read_inputs(paths, _read_stdin)
-        if args.max_lines:
-            attachments = [review.limit_lines(a, args.max_lines) for a in attachments]
+        attachments = review.read_inputs(
+            paths, lambda path, name: read_input(path, name, config, max_lines=args.max_lines))
         review.require_content(attachments)
     except review.InputError as exc:
-        raise CommandError(str(exc), 1) from None
+        raise CommandError(str(exc), INPUT_ERROR) from None
     for attachment in attachments:
-        if attachment.warning:
-            fail(f"warning: {attachment.warning}")
-        if attachment.total_lines:
-            fail(f"note: {attachment.name}: sending the first {attachment.lines:,} of {attachment.total_lines:,} lines"
-                 " (--max-lines)")
+        if attachment.cut:
+            fail(f"note: {attachment.name}: sending lines 1-{attachment.lines:,} only (--max-lines: reading stopped "
+                 "there)")
 
-    prompt = review.build_prompt(attachments, args.message)
+    prompt = review.build_prompt(attachments, focus)
     from fastchat_tui.session import Session
     from fastchat_tui.sources.base import SourceError
     from fastchat_tui.turn import SendOptions
@@ -94,18 +102,12 @@ def run(args: argparse.Namespace) -> int:
         options = replace(options, route=session.prepare(prompt, options))
     except SourceError as exc:
         raise CommandError(str(exc), 1) from None
-    if sys.stdout.isatty() and not (args.json or args.plain):
+    if is_terminal(sys.stdout) and not (args.json or args.plain):
         if attach_keyboard():
-            return _run_tui(config, session, attachments, prompt, review.shown_request(attachments, args.message), options)
+            return _run_tui(config, session, attachments, prompt, review.shown_request(attachments, focus), options)
         fail("warning: no terminal to read the keyboard from (/dev/tty); printing the review instead")
 
     return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args))
-
-
-def _read_stdin() -> bytes:
-    if sys.stdin is None:
-        return b""
-    return sys.stdin.buffer.read()
 
 
 def _run_tui(config: Config, session: Session, attachments: Sequence[Attachment], prompt: str, label: str,

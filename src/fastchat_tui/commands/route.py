@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+from typing import TYPE_CHECKING
 
-from fastchat_tui.commands.common import CommandError, load_config
+from fastchat_tui.commands.common import INPUT_ERROR, CommandError, load_config, read_input
+
+if TYPE_CHECKING:
+    from fastchat_tui.config import Config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from fastchat_tui.turn import SendOptions
 
     config = load_config()
-    prompt, attachments = gather(args.prompt, args.file)
+    prompt, attachments = gather(args.prompt, args.file, config)
     session = Session.open(config, record=False)  # load_config has checked the [router] table
     options = SendOptions(source=args.source, max_tokens=args.max_tokens, task=args.task,
                           attachments=tuple(attachments), allow_sensitive=args.allow_sensitive)
@@ -56,22 +59,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def gather(words: list[str], files: list[str]) -> tuple[str, list]:
-    """The prompt (words, then piped stdin, as ``fastchat ask`` reads it) and the ``-f`` files as attachments."""
-    from fastchat_tui.commands.ask import read_prompt
+def gather(words: list[str], files: list[str], config: Config) -> tuple[str, list]:
+    """The prompt (words, then piped stdin unless a ``-f -`` takes it, as ``fastchat ask`` reads it) and the
+    ``-f`` files as attachments, each read within the input limit as ``fastchat review`` reads them."""
+    from fastchat_tui.commands.ask import NOTHING_TO_ASK, read_prompt
     from fastchat_tui.review import InputError, read_inputs
 
-    stdin_used = "-" in files
     try:
-        attachments = read_inputs(files, lambda: sys.stdin.buffer.read()) if files else []
+        attachments = read_inputs(files, lambda path, name: read_input(path, name, config))
     except InputError as exc:
-        raise CommandError(str(exc), 2) from None
-    if stdin_used or (files and not words and sys.stdin.isatty()):
-        return " ".join(words).strip(), attachments
-    try:
-        return read_prompt(words, sys.stdin), attachments
-    except CommandError:
-        if attachments:
-            return " ".join(words).strip(), attachments
-        raise
-
+        raise CommandError(str(exc), INPUT_ERROR) from None
+    prompt = read_prompt(words, config, stdin="-" not in files)
+    if not prompt and not attachments:
+        raise CommandError(NOTHING_TO_ASK, 2)
+    return prompt, attachments

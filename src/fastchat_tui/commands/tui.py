@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from fastchat_tui.commands.common import CommandError, attach_keyboard, fail, load_config, warn
+from fastchat_tui.commands.common import CommandError, attach_keyboard, fail, load_config, read_stdin, warn
 
 if TYPE_CHECKING:
     from fastchat_tui.config import Config
@@ -21,7 +21,7 @@ def run_tui(args: argparse.Namespace) -> int:
     config = load_config()
     piped = None
     if sys.stdin is None or not sys.stdin.isatty():
-        piped = sys.stdin.read() if sys.stdin is not None else ""
+        piped = read_stdin(config)
         if not sys.stdout.isatty():
             return _print_reply(config, piped, args.source)
         if not attach_keyboard():
@@ -33,7 +33,7 @@ def run_tui(args: argparse.Namespace) -> int:
     if args.source:
         app.session.selected = args.source
     app.run()
-    return 0
+    return app.return_code or 0  # 143 or 129 when SIGTERM or SIGHUP ended the chat
 
 
 def _print_reply(config: Config, prompt: str, source: str | None) -> int:

@@ -14,6 +14,8 @@ from fastchat_tui.sources.base import (
     Done,
     ErrorKind,
     Event,
+    ModelChosen,
+    ModelInfo,
     Probe,
     ReasoningDelta,
     Sent,
@@ -30,6 +32,8 @@ __all__ = [
     "Done",
     "ErrorKind",
     "Event",
+    "ModelChosen",
+    "ModelInfo",
     "Probe",
     "ReasoningDelta",
     "Sent",
@@ -44,7 +48,7 @@ __all__ = [
 
 
 def make_source(config: SourceConfig, api_key: str | None = None) -> Source:
-    """The source for ``config``: ``kind`` "openai" or "ollama" (the key is ignored for Ollama)."""
+    """The source for ``config``: ``kind`` "openai", "ollama" or "embedded" (the key is used by "openai" only)."""
     if config.kind == "openai":
         from fastchat_tui.sources.openai_compat import OpenAISource
 
@@ -53,7 +57,11 @@ def make_source(config: SourceConfig, api_key: str | None = None) -> Source:
         from fastchat_tui.sources.ollama import OllamaSource
 
         return OllamaSource(config)
-    raise ValueError(f"source '{config.name}': unknown kind '{config.kind}' (expected 'openai' or 'ollama')")
+    if config.kind == "embedded":
+        from fastchat_tui.sources.embedded import EmbeddedSource
+
+        return EmbeddedSource(config)
+    raise ValueError(f"source '{config.name}': unknown kind '{config.kind}' (expected 'openai', 'ollama' or 'embedded')")
 
 
 _LOCAL_SUFFIXES = (".localhost", ".local", ".lan", ".internal", ".home.arpa")

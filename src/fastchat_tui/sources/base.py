@@ -3,14 +3,59 @@
 A source turns a list of chat messages into a stream of typed events and
 raises :class:`SourceError` (with an :class:`ErrorKind`) for every failure,
 so the session, the meter, the store and the UI never see protocol details.
+It also says which models it serves (:class:`ModelInfo`), for the catalog.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
+
+MODEL_LIST_TTL_S = 60.0
+"""How long a source's model list is taken as current: long enough that the picker, ``-m`` and every
+prompt of a burst share one request, short enough that an ``ollama pull`` shows up within a minute."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """One model a source serves, with what its server tells cheaply (``None``: not told)."""
+
+    id: str
+    """The name to send as ``model`` (Ollama's ``llama3.2:latest``, a provider's ``gpt-4.1-mini``)."""
+    size_bytes: int | None = None
+    family: str | None = None
+    quantisation: str | None = None
+    context_tokens: int | None = None
+    """The longest context the model takes (its trained window), where the server says."""
+    capabilities: tuple[str, ...] = ()
+    """What the server says the model does (Ollama's ``completion``, ``embedding``, ``tools``…); empty: not said."""
+
+
+def find_model(models: Iterable[ModelInfo], name: str) -> ModelInfo | None:
+    """The model ``name`` names among ``models``: its id, or its id without Ollama's implied ``:latest`` tag."""
+    latest = name + ":latest"
+    return next((model for model in models if model.id in (name, latest)), None)
+
+
+@dataclass(slots=True)
+class ModelChosen:
+    """The source is using ``model`` instead of its default one, which it does not serve; before ``Sent``.
+
+    Only a model that came from a default (a preset's, not the user's) is ever replaced. ``reason`` says
+    why in a few words (``qwen2.5-coder:7b is not installed``); :attr:`note` is the one wording shown.
+    """
+
+    model: str
+    reason: str
+    t: float
+    source: str = ""
+
+    @property
+    def note(self) -> str:
+        """``local: using llama3.2:latest (qwen2.5-coder:7b is not installed)``."""
+        return f"{self.source}: using {self.model} ({self.reason})"
 
 
 @dataclass(slots=True)
@@ -54,6 +99,22 @@ class Usage:
 
 
 @dataclass(slots=True)
+class Preparing:
+    """Work before the first token that can take many seconds on a CPU, reported while it goes on, at ``t``.
+
+    ``stage``: ``"unpacking"`` (a packaged model's file is assembled), ``"starting"`` (the server process
+    starts), ``"loading"`` (it loads the model) or ``"prompt"`` (it reads the prompt: ``done`` of ``total``
+    tokens, as the server counts them). Only the embedded source sends it (llama.cpp, which reports its
+    prompt progress); a consumer may show it and otherwise ignore it.
+    """
+
+    stage: str
+    t: float
+    done: int | None = None
+    total: int | None = None
+
+
+@dataclass(slots=True)
 class Done:
     """The stream ended normally at ``t``; ``reason`` is the server's finish/done reason."""
 
@@ -61,7 +122,7 @@ class Done:
     reason: str | None = None
 
 
-Event = Sent | TextDelta | ReasoningDelta | Usage | Done
+Event = ModelChosen | Sent | Preparing | TextDelta | ReasoningDelta | Usage | Done
 
 
 class ErrorKind(StrEnum):
@@ -169,16 +230,28 @@ class Source(Protocol):
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
+        task: str | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Yield ``Sent``, then ``ReasoningDelta``s and ``TextDelta``s, at most one ``Usage``, then ``Done``.
+        """Yield ``ModelChosen`` (only when the source replaces its default model), ``Sent``, then
+        ``Preparing``s, ``ReasoningDelta``s and ``TextDelta``s, at most one ``Usage``, then ``Done``.
 
-        ``think`` overrides the source's configured reasoning control for this request.
+        ``model`` overrides the configured model for this request (and is never replaced); ``think``
+        the configured reasoning control; ``task`` is the request's task kind (``completion``, ``chat``…),
+        which a source that replaces its default model suits its choice to.
         Raises :class:`SourceError`. Kind ``CUT`` means text had already arrived.
         """
         ...
 
     async def probe(self) -> Probe:
         """Check reachability and list models, without raising."""
+        ...
+
+    async def models(self) -> list[ModelInfo]:
+        """The models the source serves, with the details its server gives cheaply, within a short time.
+
+        Raises :class:`SourceError` (``unreachable`` when no answer came, ``auth``, ``not_found`` for a server
+        without a model list, ``protocol`` for a list of the wrong shape or size).
+        """
         ...
 
     async def aclose(self) -> None: ...

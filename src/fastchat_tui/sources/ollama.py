@@ -20,6 +20,10 @@ Reasoning comes in ``message.thinking`` (Ollama parses it out since 0.9), or as 
 
 Context window: ``num_ctx`` is sized by :func:`fastchat_tui.context.ollama_options`, since
 Ollama truncates a prompt longer than its window without a word.
+
+The installed models are ``/api/tags``; the first few are also asked ``/api/show`` for their context
+window (:meth:`OllamaSource.models`). A default model that is not installed is replaced by one that is
+(:class:`~fastchat_tui.sources._util.DefaultModel`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import contextlib
 import contextvars
 import time
 from collections.abc import AsyncGenerator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastchat_tui import __version__
@@ -37,7 +42,9 @@ from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
     MAX_DEPTH,
     MESSAGE_CAP,
+    MODEL_LIST_CAP,
     Budget,
+    DefaultModel,
     LineSplitter,
     OverLimit,
     ThinkSplitter,
@@ -48,14 +55,27 @@ from fastchat_tui.sources._util import (
     excerpt as _excerpt,
     limit_error,
     loads as _loads,
+    model_is_default,
     read_capped,
     reason as _reason,
     received as _received,
     redirect_error,
     seconds as _seconds,
     stream_error,
+    text_or_none,
 )
-from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, ReasoningDelta, Sent, SourceError, TextDelta, Usage
+from fastchat_tui.sources.base import (
+    Done,
+    ErrorKind,
+    Event,
+    ModelInfo,
+    Probe,
+    ReasoningDelta,
+    Sent,
+    SourceError,
+    TextDelta,
+    Usage,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
@@ -63,6 +83,10 @@ if TYPE_CHECKING:  # pragma: no cover
 CONNECT_TIMEOUT_CAP = 10.0
 PROBE_TIMEOUT = 3.0
 DRAIN_TIMEOUT = 1.0
+SHOW_LIMIT = 8
+"""Models whose ``/api/show`` is asked for their context window: a local server answers each in milliseconds,
+but it reads the model's file to do so."""
+SHOW_TIMEOUT = 1.5
 
 perf_counter = time.perf_counter
 
@@ -93,6 +117,7 @@ class OllamaSource:
         self.base_url = config.base_url.rstrip("/")
         self._client: Any = None
         self._httpx: Any = None
+        self._default = DefaultModel(self.name, self.kind, self.model, self._tags) if model_is_default(config) else None
 
     def _ensure_client(self) -> Any:
         if self._client is None:
@@ -116,18 +141,30 @@ class OllamaSource:
         if client is not None:
             await client.aclose()
 
-    async def stream(
+    def stream(
         self,
         messages: list[dict[str, str]],
         *,
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
+        task: str | None = None,
     ) -> AsyncGenerator[Event, None]:
+        """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`; a default model that is not
+        installed is replaced by one that is (:class:`DefaultModel`)."""
+
+        def send(name: str) -> AsyncGenerator[Event, None]:
+            return self._stream(messages, name, max_tokens, think)
+
+        if model is None and self._default is not None:
+            return self._default.stream(send, task)
+        return send(model or self.model)
+
+    async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
+                      think: bool | str | None) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         httpx = self._httpx
         config = self.config
-        model = model or self.model
         request: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
         options = ollama_options(messages, config.context_tokens, max_tokens)
         if options:
@@ -315,43 +352,98 @@ class OllamaSource:
         )
 
     async def probe(self, timeout: float | None = None) -> Probe:
-        """``GET /api/tags`` within a short time in all, reading at most ``max_line_bytes``. Never raises."""
+        """``GET /api/tags`` within a short time in all (:meth:`_tags`). Never raises."""
         try:
-            client = self._ensure_client()
-            httpx = self._httpx
-            limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
-            cap = self.config.max_line_bytes
-            try:
-                async with asyncio.timeout(limit):
-                    response = await client.send(client.build_request("GET", "/api/tags"), stream=True)
-                    data = await read_capped(response, cap + 1 if response.is_success else ERROR_BODY_CAP)
-            except TimeoutError:
-                return Probe(False, [], SourceError(
-                    ErrorKind.UNREACHABLE, f"{self.name}: no answer from Ollama at {self.base_url} within {limit:g} s",
-                    source=self.name))
-            except httpx.ConnectError as exc:
-                return Probe(False, [], SourceError(
-                    ErrorKind.UNREACHABLE,
-                    f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
-                    "is Ollama running? start it with `ollama serve`",
-                    source=self.name))
-            except httpx.HTTPError as exc:
-                return Probe(False, [], SourceError(
-                    ErrorKind.UNREACHABLE, f"{self.name}: {self.base_url}: {_reason(exc)}", source=self.name))
-            if not response.is_success:
-                return Probe(True, [], self._status_error(response.status_code, data, response.headers.get("location"),
-                                                          self.model))
-            if len(data) > cap:
-                return Probe(True, [], self._limit(f"a model list longer than {cap:,} bytes (max_line_bytes)", 0, 0, 0))
-            try:
-                return Probe(True, [clean(m["model"]) for m in _loads(data)["models"] if m.get("model")])
-            except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                return Probe(True, [], SourceError(
-                    ErrorKind.PROTOCOL, f"{self.name}: {self.base_url}/api/tags is not a model list ({_reason(exc)})",
-                    source=self.name))
+            return Probe(True, [model.id for model in await self._tags(timeout)])
+        except SourceError as error:
+            return Probe(error.kind is not ErrorKind.UNREACHABLE, [], error)
         except Exception as exc:  # a probe never raises
             return Probe(False, [], SourceError(ErrorKind.PROTOCOL, f"{self.name}: probe failed: {_excerpt(str(exc), 160)}",
                                                 source=self.name))
+
+    async def models(self) -> list[ModelInfo]:
+        """The installed models (``/api/tags``: size, family, quantisation), the first :data:`SHOW_LIMIT` of them
+        (the configured one among them) also with their context window and capabilities from ``/api/show``,
+        asked in parallel within :data:`SHOW_TIMEOUT` s; a model whose ``/api/show`` did not answer in time
+        keeps what ``/api/tags`` said."""
+        listed = await self._tags()
+        first = sorted(listed, key=lambda m: m.id != self.model)[:SHOW_LIMIT]
+        tasks = {model.id: asyncio.ensure_future(self._show(model)) for model in first}
+        done, pending = await asyncio.wait(tasks.values(), timeout=SHOW_TIMEOUT)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        shown = {ident: task.result() for ident, task in tasks.items() if task in done and task.exception() is None}
+        return [shown.get(model.id) or model for model in listed]
+
+    async def _tags(self, timeout: float | None = None) -> list[ModelInfo]:
+        """``GET /api/tags`` within a short time in all, reading at most :data:`MODEL_LIST_CAP`; raises
+        :class:`SourceError`."""
+        limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
+        data = await self._get_json("GET", "/api/tags", None, limit, MODEL_LIST_CAP, "a model list", self.model)
+        try:
+            listed = _loads(data)["models"]
+            return [_tagged(entry) for entry in listed if isinstance(entry, dict) and (entry.get("model") or entry.get("name"))]
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url}/api/tags is not a model list "
+                              f"({_reason(exc)})", source=self.name) from None
+
+    async def _show(self, model: ModelInfo) -> ModelInfo | None:
+        """``model`` with what ``POST /api/show`` adds (context window, capabilities); ``None`` if it said nothing."""
+        try:
+            data = await self._get_json("POST", "/api/show", {"model": model.id}, SHOW_TIMEOUT,
+                                        self.config.max_line_bytes, "a model description", model.id)
+            shown = _loads(data)
+            info = shown.get("model_info") or {}
+            context = next((_count(v) for k, v in info.items() if isinstance(k, str) and k.endswith(".context_length")),
+                           None)
+            capabilities = tuple(c for c in (text_or_none(c, 40) for c in shown.get("capabilities") or ()) if c)
+            details = shown.get("details") or {}
+        except (SourceError, ValueError, TypeError, AttributeError):
+            return None
+        return replace(model, context_tokens=context, capabilities=capabilities,
+                       family=model.family or text_or_none(details.get("family")),
+                       quantisation=model.quantisation or text_or_none(details.get("quantization_level")))
+
+    async def _get_json(self, method: str, path: str, body: dict[str, Any] | None, limit: float, cap: int,
+                        what: str, model: str) -> bytes:
+        """The body of a short request about ``model`` (at most ``cap`` bytes, all of it within ``limit`` s);
+        raises :class:`SourceError` for no answer, an error status or a body past ``cap``."""
+        client = self._ensure_client()
+        httpx = self._httpx
+        try:
+            async with asyncio.timeout(limit):
+                response = await client.send(client.build_request(method, path, json=body), stream=True)
+                data = await read_capped(response, cap + 1 if response.is_success else ERROR_BODY_CAP)
+        except TimeoutError:
+            raise SourceError(ErrorKind.UNREACHABLE,
+                              f"{self.name}: no answer from Ollama at {self.base_url} within {limit:g} s",
+                              source=self.name) from None
+        except httpx.ConnectError as exc:
+            raise SourceError(ErrorKind.UNREACHABLE,
+                              f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
+                              "is Ollama running? start it with `ollama serve`", source=self.name) from None
+        except httpx.HTTPError as exc:
+            raise SourceError(ErrorKind.UNREACHABLE, f"{self.name}: {self.base_url}: {_reason(exc)}",
+                              source=self.name) from None
+        status = response.status_code
+        if status == 404 and path == "/api/tags":
+            raise SourceError(ErrorKind.NOT_FOUND, f"{self.name}: {self.base_url} has no model list at /api/tags "
+                              "(HTTP 404); is it an Ollama server? check base_url", source=self.name, status=status)
+        if not response.is_success:
+            raise self._status_error(status, data, response.headers.get("location"), model)
+        if len(data) > cap:
+            raise self._limit(f"{what} longer than {cap:,} bytes", 0, 0, 0)
+        return data
+
+
+def _tagged(entry: dict[str, Any]) -> ModelInfo:
+    """One ``/api/tags`` entry: the client reads ``model`` (``name`` is its older spelling)."""
+    details = entry.get("details")
+    details = details if isinstance(details, dict) else {}
+    return ModelInfo(clean(str(entry.get("model") or entry.get("name"))), size_bytes=_count(entry.get("size")),
+                     family=text_or_none(details.get("family")),
+                     quantisation=text_or_none(details.get("quantization_level")))
 
 
 def _message(body: bytes) -> str:

@@ -17,7 +17,9 @@ What a chunk may carry, besides ``delta.content``: reasoning in ``delta.reasonin
 (:class:`ThinkSplitter`), or ``content`` as a list of typed parts (Mistral: ``thinking`` parts
 are reasoning, ``text`` parts answer); usage in any chunk (the last non-null one wins), also as
 Groq's ``x_groq.usage``, with the server's own decode rate from llama.cpp's ``timings`` or from
-``completion_time`` (Groq's usage, Cerebras' ``time_info``); and an error object, whose code
+``completion_time`` (Groq's usage, Cerebras' ``time_info``); llama.cpp's ``prompt_progress`` (sent when
+the request asks for it, as the embedded source does through ``extra_body``), yielded as
+:class:`Preparing` and counted as output for ``output_timeout_s``; and an error object, whose code
 gives its kind (:func:`stream_error`). An error that comes after the finish reason (OpenRouter
 restates ``length`` as "Token limit reached") does not change how the reply ended.
 
@@ -33,6 +35,9 @@ reset connection, for 500/502/503/504, and for a 429 whose ``Retry-After`` is at
 :data:`RETRY_AFTER_CAP` seconds. A longer ``Retry-After`` is raised at once as
 ``rate_limited`` with ``retry_after`` set, so the UI can show it instead of the user
 waiting in silence. Timeouts are never retried (the user has already waited).
+
+The model list is ``GET {base_url}/models`` (:meth:`OpenAISource.models`). A preset's default model that
+the provider no longer lists is replaced by one it does (:class:`~fastchat_tui.sources._util.DefaultModel`).
 """
 
 from __future__ import annotations
@@ -50,7 +55,9 @@ from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
     MAX_DEPTH,
     MESSAGE_CAP,
+    MODEL_LIST_CAP,
     Budget,
+    DefaultModel,
     LineSplitter,
     OverLimit,
     ThinkSplitter,
@@ -61,6 +68,7 @@ from fastchat_tui.sources._util import (
     excerpt as _excerpt,
     limit_error,
     loads as _loads,
+    model_is_default,
     read_capped,
     reason as _reason,
     received as _received,
@@ -68,7 +76,19 @@ from fastchat_tui.sources._util import (
     seconds as _seconds,
     stream_error,
 )
-from fastchat_tui.sources.base import Done, ErrorKind, Event, Probe, ReasoningDelta, Sent, SourceError, TextDelta, Usage
+from fastchat_tui.sources.base import (
+    Done,
+    ErrorKind,
+    Event,
+    ModelInfo,
+    Preparing,
+    Probe,
+    ReasoningDelta,
+    Sent,
+    SourceError,
+    TextDelta,
+    Usage,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
@@ -105,8 +125,13 @@ class OpenAISource:
 
     kind = "openai"
 
-    def __init__(self, config: SourceConfig, api_key: str | None = None) -> None:
+    def __init__(self, config: SourceConfig, api_key: str | None = None, *, extra_body: dict[str, Any] | None = None,
+                 trust_env: bool = True) -> None:
+        """``extra_body``: fields added to every chat request; ``trust_env=False``: no proxy from the environment
+        (the embedded source's own server on loopback is never behind one)."""
         self.config = config
+        self._extra_body = extra_body
+        self._trust_env = trust_env
         self.name = config.name
         self.model = config.model
         self.base_url = config.base_url.rstrip("/")
@@ -117,6 +142,7 @@ class OpenAISource:
         self._headers: dict[str, Any] = {}
         preset = PRESETS.get(config.preset or "")
         self._takes_effort = preset is not None and preset.reasoning_effort
+        self._default = DefaultModel(self.name, self.kind, self.model, self.models) if model_is_default(config) else None
 
     # -- client ----------------------------------------------------------------------
 
@@ -151,7 +177,7 @@ class OpenAISource:
             # ... but redirects are not followed: see sources._util.redirect_error
             http_client=openai.DefaultAsyncHttpxClient(
                 timeout=timeout, event_hooks={"request": [_stamp_send], "response": [self._refuse]},
-                follow_redirects=False),
+                follow_redirects=False, trust_env=self._trust_env),
         )
         return self._client
 
@@ -162,17 +188,29 @@ class OpenAISource:
 
     # -- streaming -------------------------------------------------------------------
 
-    async def stream(
+    def stream(
         self,
         messages: list[dict[str, str]],
         *,
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
+        task: str | None = None,
     ) -> AsyncGenerator[Event, None]:
+        """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`; a preset's default model that the
+        provider no longer lists is replaced by one it does (:class:`DefaultModel`)."""
+
+        def send(name: str) -> AsyncGenerator[Event, None]:
+            return self._stream(messages, name, max_tokens, think)
+
+        if model is None and self._default is not None:
+            return self._default.stream(send, task)
+        return send(model or self.model)
+
+    async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
+                      think: bool | str | None) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         openai = self._openai
-        model = model or self.model
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,
@@ -182,6 +220,8 @@ class OpenAISource:
         }
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
+        if self._extra_body:
+            kwargs["extra_body"] = self._extra_body
         effort = self.config.think if think is None else think
         # only an effort level has one meaning across providers; on/off has none in this protocol
         if isinstance(effort, str) and self._takes_effort:
@@ -295,6 +335,11 @@ class OpenAISource:
                                     finish = clean(reason)
                             if "usage" in obj or "x_groq" in obj or "timings" in obj:
                                 usage = _usage(obj) or usage
+                            if "prompt_progress" in obj:  # llama.cpp reading the prompt: it is working
+                                progress = obj["prompt_progress"]
+                                t_output = t
+                                yield Preparing("prompt", t, _count(progress.get("processed")),
+                                                _count(progress.get("total")))
                             error = obj.get("error")
                             if error is None and (event == b"error" or obj.get("object") == "error"):
                                 error = obj
@@ -462,40 +507,46 @@ class OpenAISource:
     # -- probe -----------------------------------------------------------------------
 
     async def probe(self, timeout: float | None = None) -> Probe:
-        """``GET {base_url}/models`` with a short timeout. Never raises.
+        """``GET {base_url}/models`` with a short timeout (:meth:`models`). Never raises.
 
         ``reachable`` is False only when no HTTP answer came back; an HTTP error (a rejected
         key, no /models route) is ``reachable=True`` with ``error`` set.
         """
         try:
-            client = self._ensure_client()
-            openai = self._openai
-            limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
-            models = client.with_options(timeout=limit, max_retries=0).models
-            cap = self.config.max_line_bytes
-            try:
-                async with asyncio.timeout(limit):  # all of it: a list dripped a byte at a time resets a read timeout
-                    async with models.with_streaming_response.list(extra_headers=self._headers) as response:
-                        data = await read_capped(response.http_response, cap + 1)
-            except _Refused as exc:
-                return Probe(True, [], self._status_error(exc, self.model))
-            except (TimeoutError, openai.APITimeoutError):
-                return Probe(False, [], SourceError(
-                    ErrorKind.UNREACHABLE,
-                    f"{self.name}: no answer from {self.base_url} within {_seconds(limit)}", source=self.name))
-            except openai.APIConnectionError as exc:
-                return Probe(False, [], self._connection_error(exc))
-            if len(data) > cap:
-                return Probe(True, [], self._limit(f"a model list longer than {cap:,} bytes (max_line_bytes)", 0, 0, 0))
-            try:
-                return Probe(True, sorted(clean(m["id"]) for m in _loads(data)["data"]))
-            except (ValueError, TypeError, KeyError, IndexError) as exc:
-                return Probe(True, [], SourceError(
-                    ErrorKind.PROTOCOL, f"{self.name}: {self.base_url}/models is not a model list ({_reason(exc)})",
-                    source=self.name))
+            return Probe(True, [model.id for model in await self.models(timeout)])
+        except SourceError as error:
+            return Probe(error.kind is not ErrorKind.UNREACHABLE, [], error)
         except Exception as exc:  # a probe never raises
             return Probe(False, [], SourceError(ErrorKind.PROTOCOL, f"{self.name}: probe failed: {_reason(exc)}",
                                                 source=self.name))
+
+    async def models(self, timeout: float | None = None) -> list[ModelInfo]:
+        """``GET {base_url}/models``, all of it within a short time and at most :data:`MODEL_LIST_CAP` of it,
+        sorted by id; the context window where the server says (OpenRouter's and Together's
+        ``context_length``, Groq's ``context_window``, vLLM's ``max_model_len``, llama.cpp's
+        ``meta.n_ctx_train``, with its file's ``meta.size``). Raises :class:`SourceError`."""
+        client = self._ensure_client()
+        openai = self._openai
+        limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
+        listing = client.with_options(timeout=limit, max_retries=0).models
+        try:
+            async with asyncio.timeout(limit):  # all of it: a list dripped a byte at a time resets a read timeout
+                async with listing.with_streaming_response.list(extra_headers=self._headers) as response:
+                    data = await read_capped(response.http_response, MODEL_LIST_CAP + 1)
+        except _Refused as exc:
+            raise self._status_error(exc, self.model) from None
+        except (TimeoutError, openai.APITimeoutError):
+            raise SourceError(ErrorKind.UNREACHABLE, f"{self.name}: no answer from {self.base_url} within "
+                              f"{_seconds(limit)}", source=self.name) from None
+        except openai.APIConnectionError as exc:
+            raise self._connection_error(exc) from None
+        if len(data) > MODEL_LIST_CAP:
+            raise self._limit(f"a model list longer than {MODEL_LIST_CAP:,} bytes", 0, 0, 0)
+        try:
+            return sorted((_listed(entry) for entry in _loads(data)["data"]), key=lambda model: model.id)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url}/models is not a model list "
+                              f"({_reason(exc)})", source=self.name) from None
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -515,6 +566,18 @@ async def _stamp_send(request: Any) -> None:
             request.extensions[T_SEND_KEY] = perf_counter()
 
     request.extensions["trace"] = trace
+
+
+def _listed(entry: dict[str, Any]) -> ModelInfo:
+    """One entry of a ``/models`` list; ``id`` is all that every server sends."""
+    meta = entry.get("meta")
+    meta = meta if isinstance(meta, dict) else {}
+    context = next((c for key in ("context_length", "context_window", "max_model_len")
+                    if (c := _count(entry.get(key))) is not None), _count(meta.get("n_ctx_train")))
+    ident = entry["id"]
+    if type(ident) is not str:
+        raise TypeError(ident)
+    return ModelInfo(clean(ident), size_bytes=_count(meta.get("size")), context_tokens=context)
 
 
 def _is_json(content_type: str) -> bool:

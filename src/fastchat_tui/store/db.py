@@ -1,17 +1,28 @@
-"""The history file itself: opening it for two processes, its schema, and recovery from damage.
+"""The history file itself: opening it for two processes, its schema, and repair after damage.
 
 One file, ``history.db`` in :func:`fastchat_tui.config.data_dir`, in WAL mode so that a
 TUI and a ``fastchat ask`` in another terminal can both write to it. Every write is a
 short ``BEGIN IMMEDIATE`` transaction; readers never block writers.
 
 The schema carries a version (``PRAGMA user_version``) and is brought up to date by
-:data:`MIGRATIONS` when the file is opened. A file that is not a database, is damaged or
-cannot be opened is renamed ``history.db.corrupt-<timestamp>`` and a new one is started;
-:attr:`Database.warning` says so in words a user can act on. Damage found later, by a
-read or a write, is handled the same way.
+:data:`MIGRATIONS` when the file is opened.
+
+Damage, found on opening or by any later read or write, is repaired before anything is given
+up. The search index holds nothing the messages do not, so it is rebuilt in place first; if
+more is damaged, every row that can still be read is copied into a fresh file
+(:mod:`fastchat_tui.store.repair`) and the damaged one is kept beside it as
+``history.db.corrupt-<timestamp>``. Only a file of which nothing can be read is replaced by an
+empty one. One message says what was kept: it is :attr:`Database.warning` after opening, the
+message of the failed write's :class:`StoreError`, or goes to :attr:`Database.on_problem` when a
+read found the damage (the read is then answered from the repaired file).
+
+A history that can be read but not written (its mode, its folder's, or its file system's) is
+opened read-only: chats can be listed, shown and searched, and a write fails with "history is
+read-only". A full disk fails a write with "the disk is full"; nothing half-written is kept.
 
 A reply whose process died mid-stream is left with status ``streaming``; the next
-database to open the file marks it ``cut`` (error kind ``interrupted``) and keeps its text.
+database to open the file for writing marks it ``cut`` (error kind ``interrupted``) and keeps
+its text, joining the parts it was saved in.
 """
 
 from __future__ import annotations
@@ -21,23 +32,44 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Self, TypeVar
 
 from fastchat_tui.config import data_dir
+from fastchat_tui.store.repair import Salvage, damaged, salvage
 
 DB_NAME = "history.db"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 10.0
 STALE_STREAM_S = 6 * 3600
 INTERRUPTED = "interrupted"
 INTERRUPTED_MESSAGE = "fastchat stopped while this reply was streaming; the text saved until then is kept"
 
-_SQLITE_CORRUPT, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 11, 14, 26
+_SQLITE_ERROR, _SQLITE_READONLY, _SQLITE_FULL, _SQLITE_CANTOPEN = 1, 8, 13, 14
 
 T = TypeVar("T")
+
+SEARCH_INDEX = """
+    CREATE VIRTUAL TABLE messages_fts USING fts5 (
+        content, content = 'messages', content_rowid = 'id', tokenize = '{tokenizer}'
+    );
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+        INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+    END;
+    INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+"""
+"""The search index over the messages and the triggers that keep it current: made by migration 2, and made
+again by a repair (it holds nothing the messages do not)."""
 
 # Each entry brings the schema from version ``index`` to ``index + 1``. Never edit
 # a shipped entry: add a new one.
@@ -91,21 +123,7 @@ MIGRATIONS: list[str] = [
     """,
     # 2: full-text search over every message (trigram: substrings, any script),
     # and a small index to find replies left streaming by a dead process.
-    """
-    CREATE VIRTUAL TABLE messages_fts USING fts5 (
-        content, content = 'messages', content_rowid = 'id', tokenize = '{tokenizer}'
-    );
-    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
-        INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
-    END;
-    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
-        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-    END;
-    CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
-        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-        INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
-    END;
-    INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+    SEARCH_INDEX + """
     CREATE INDEX replies_streaming ON replies (status) WHERE status = 'streaming';
     """,
     # 3: one row per source per `fastchat bench`. Before this migration the bench created
@@ -151,12 +169,25 @@ MIGRATIONS: list[str] = [
     UPDATE replies SET status = 'empty', end_note = 'no answer'
         WHERE status = 'complete' AND message_id IN (SELECT id FROM messages WHERE trim(content, char(32, 9, 10, 13)) = '');
     """,
+    # 5: a streaming reply is saved in parts, one appended per save (the answer's and the reasoning's
+    # apart), so that a save costs the same however long the reply has grown; the end writes the whole
+    # text once (messages.content, replies.reasoning, and so the search index) and drops the parts.
+    """
+    CREATE TABLE reply_parts (
+        id          INTEGER PRIMARY KEY,
+        message_id  INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        kind        TEXT NOT NULL,
+        text        TEXT NOT NULL
+    );
+    CREATE INDEX reply_parts_message ON reply_parts (message_id, kind, id);
+    """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
 class StoreError(Exception):
-    """A history problem a user can read; ``recovered`` means a fresh file is already in use."""
+    """A history problem a user can read; ``recovered`` means the file was repaired (or replaced) and the
+    call that failed was not carried out: the message says what was kept."""
 
     def __init__(self, message: str, *, recovered: bool = False) -> None:
         super().__init__(message)
@@ -173,31 +204,46 @@ class Database:
     """One open history file. Safe to share between threads; every call is short.
 
     The store's modules reach the file only through :meth:`_read` and :meth:`_write`,
-    which turn SQLite errors into :class:`StoreError` and replace a file found damaged.
+    which turn SQLite errors into :class:`StoreError` and repair a file found damaged.
     Nothing outside the store package calls them.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, warning: str | None = None) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, warning: str | None = None, *,
+                 read_only: bool = False) -> None:
         self.path = path
         self.warning = warning
+        self.read_only = read_only
+        self.on_problem: Callable[[str], None] | None = None
+        """Hears what a repair kept when a read found the damage; without it the words wait in :attr:`warning`."""
+        self.repairs = 0
+        """How often the file was repaired or replaced while open: a writer holding row ids checks it."""
         self._conn = conn
         self._lock = threading.RLock()
         self._tokenizer = _fts_tokenizer(conn)
 
     @classmethod
     def open(cls, path: Path | str) -> Self:
-        """Open (creating, migrating or replacing a damaged file as needed) the history at ``path``."""
+        """Open (creating, migrating or repairing a damaged file as needed) the history at ``path``;
+        read-only when the file or its folder cannot be written."""
         path = Path(path)
         try:
             _private_folder(path.parent)
         except OSError as exc:
             raise StoreError(f"cannot create the history folder {path.parent}: {exc.strerror}") from None
+        if path.is_file() and not _writable(path):
+            try:
+                return cls(path, _connect_read_only(path), read_only=True)
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"cannot read the history database {path}: {exc}") from None
         try:
             return cls(path, _connect(path))
         except sqlite3.DatabaseError as exc:
-            if not (_damaged(exc) or _unopenable(path, exc)):
-                raise StoreError(f"cannot open the history database {path}: {exc}") from None
-            warning = _quarantine(path, exc)
+            if _damage(exc, path):
+                warning = _repair(path, exc)
+            elif _unopenable(path, exc):
+                warning = _replace(path, exc)
+            else:
+                raise StoreError(_problem(path, exc, f"cannot open the history database {path}: {exc}")) from None
         try:
             return cls(path, _connect(path), warning)
         except sqlite3.Error as exc:
@@ -219,46 +265,79 @@ class Database:
         return warning
 
     def _read(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``body``; if it finds the file damaged, repair it, say what was kept, and run ``body`` again."""
         with self._lock:
             try:
                 return body(self._conn)
             except sqlite3.DatabaseError as exc:
-                if _damaged(exc):
-                    raise self._recover(exc) from None
-                raise StoreError(f"history: {exc}") from None
+                if not _damage(exc, self._conn):
+                    raise StoreError(_problem(self.path, exc)) from None
+                if self.read_only:
+                    raise StoreError(f"the history database {self.path} is damaged ({exc}) and cannot be repaired "
+                                     "while it is read-only") from None
+                found = exc
+            self._tell(self._recover(found))
+            try:
+                return body(self._conn)
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(_problem(self.path, exc)) from None
 
     def _write(self, body: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``body`` in one ``BEGIN IMMEDIATE`` transaction: all of it is saved, or none."""
         with self._lock:
+            if self.read_only:
+                raise StoreError(_read_only(self.path))
             conn = self._conn
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     result = body(conn)
+                    conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    _rollback(conn)
                     raise
-                conn.execute("COMMIT")
                 return result
             except sqlite3.DatabaseError as exc:
-                if _damaged(exc):
-                    raise self._recover(exc) from None
-                raise StoreError(f"history: {exc}") from None
+                if not _damage(exc, conn):
+                    raise StoreError(_problem(self.path, exc)) from None
+                found = exc
+            raise StoreError(self._recover(found), recovered=True)
 
-    def _recover(self, exc: BaseException) -> StoreError:
-        """The file went bad under us: keep it aside, start a new one, and say so."""
+    def _tell(self, message: str) -> None:
+        if self.on_problem is None:
+            self.warning = message
+            return
+        with contextlib.suppress(Exception):  # a broken listener must not break the read
+            self.on_problem(message)
+
+    def _recover(self, exc: BaseException) -> str:
+        """The file went bad under us: repair it (or start a new one) and return what to tell the user."""
         with contextlib.suppress(sqlite3.Error):
             self._conn.close()
-        warning = _quarantine(self.path, exc)
+        self.repairs += 1
         try:
+            message = _repair(self.path, exc)
             self._conn = _connect(self.path)
-        except sqlite3.Error as again:
+        except (StoreError, sqlite3.Error) as again:
             self._conn = _connect(Path(":memory:"))  # keep the app running; nothing is saved from here on
-            self.warning = f"{warning} Starting the new one failed too ({again}); this session is not being saved."
-            return StoreError(self.warning)
+            said = again.message if isinstance(again, StoreError) else f"the history database {self.path} is damaged ({again})"
+            return f"{said}; this session is not being saved."
         self._tokenizer = _fts_tokenizer(self._conn)
-        self.warning = warning
-        return StoreError(warning, recovered=True)
+        return message
+
+
+def reply_parts(c: sqlite3.Connection, message_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """The (answer, reasoning) saved so far of replies still streaming, by message id (see migration 5)."""
+    found: dict[int, tuple[list[str], list[str]]] = {}
+    ids = list(message_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for message_id, kind, text in c.execute(
+                f"SELECT message_id, kind, text FROM reply_parts WHERE message_id IN ({', '.join('?' * len(chunk))})"
+                " ORDER BY message_id, kind, id", chunk):
+            answer, reasoning = found.setdefault(message_id, ([], []))
+            (reasoning if kind == "reasoning" else answer).append(text)
+    return {message_id: ("".join(answer), "".join(reasoning)) for message_id, (answer, reasoning) in found.items()}
 
 
 def _fts_tokenizer(conn: sqlite3.Connection) -> str:
@@ -268,11 +347,13 @@ def _fts_tokenizer(conn: sqlite3.Connection) -> str:
 
 def _private_folder(folder: Path) -> None:
     """History holds everything said (secrets in refused prompts too), so its folder is the user's alone
-    (0700) when fastchat makes it, and when it is fastchat's own data folder."""
+    (0700) when fastchat makes it, and when it is fastchat's own data folder (which keeps the user's own
+    bits: a folder made read-only stays so)."""
     made = not folder.exists()
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if made or folder.name == "fastchat":
-        folder.chmod(0o700)
+    mode = folder.stat().st_mode
+    if made or (folder.name == "fastchat" and mode & 0o077):
+        folder.chmod(0o700 if made else mode & 0o700)
 
 
 def _private_file(path: Path) -> None:
@@ -280,6 +361,11 @@ def _private_file(path: Path) -> None:
     with contextlib.suppress(OSError):  # if it cannot be made, SQLite's own error says why
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
         path.chmod(0o600)
+
+
+def _writable(path: Path) -> bool:
+    """Whether SQLite can write ``path`` and make its -wal and -shm files beside it."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -292,11 +378,41 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path)
-        _repair_interrupted(conn)
+        try:
+            _repair_interrupted(conn)
+        except sqlite3.OperationalError as exc:  # a full disk: the replies are read as they are, and marked later
+            if _code(exc) != _SQLITE_FULL:
+                raise
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open a history that can be read but not written: through its WAL while SQLite can keep the WAL's
+    index beside it, else as a file nothing changes (no process can be writing it then)."""
+    base = "file:" + urllib.parse.quote(str(path.resolve()))
+    for query in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{base}?{query}", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if _code(exc) in (_SQLITE_READONLY, _SQLITE_CANTOPEN) and "immutable" not in query:
+                continue
+            raise
+        if version != SCHEMA_VERSION:
+            conn.close()
+            if version > SCHEMA_VERSION:
+                raise StoreError(_newer(path, version))
+            raise StoreError(f"the history database {path} is read-only and was written by an older fastchat "
+                             f"(schema {version}); make it writable once so that this fastchat can bring it up to date")
+        return conn
+    raise AssertionError("unreachable: the immutable attempt returns or raises")
 
 
 def _wal(conn: sqlite3.Connection) -> None:
@@ -311,27 +427,34 @@ def _wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
-def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+def _migrate(conn: sqlite3.Connection, path: Path, upto: int = SCHEMA_VERSION) -> None:
+    """Bring the schema to version ``upto`` (the current one, but for a file a salvage fills)."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    if version == SCHEMA_VERSION:
+    if version == upto:
         return
     if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"the history database {path} was written by a newer fastchat (schema {version}, this one knows "
-            f"{SCHEMA_VERSION}); upgrade fastchat, or set FASTCHAT_DATA_DIR to keep a separate history")
-    tokenizer = "trigram" if sqlite3.sqlite_version_info >= (3, 34, 0) else "unicode61"
+        raise StoreError(_newer(path, version))
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
-        for number in range(version, SCHEMA_VERSION):
-            for statement in _statements(MIGRATIONS[number].replace("{tokenizer}", tokenizer)):
+        for number in range(version, upto):
+            for statement in _statements(MIGRATIONS[number].replace("{tokenizer}", _new_tokenizer())):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number + 1}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        _rollback(conn)
         raise
+
+
+def _newer(path: Path, version: int) -> str:
+    return (f"the history database {path} was written by a newer fastchat (schema {version}, this one knows "
+            f"{SCHEMA_VERSION}); upgrade fastchat, or set FASTCHAT_DATA_DIR to keep a separate history")
+
+
+def _new_tokenizer() -> str:
+    return "trigram" if sqlite3.sqlite_version_info >= (3, 34, 0) else "unicode61"
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -347,18 +470,38 @@ def _statements(script: str) -> Iterator[str]:
         yield buffer.strip()
 
 
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End a failed transaction if SQLite has not already (it rolls back by itself on a full disk, and a
+    second ROLLBACK would hide the real error behind "cannot rollback - no transaction is active")."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
 def _repair_interrupted(conn: sqlite3.Connection) -> int:
-    """Mark replies whose writing process is gone as cut, keeping their text; returns how many."""
+    """Mark replies whose writing process is gone as cut, their saved parts joined into their text; returns how many."""
     rows = conn.execute("SELECT message_id, writer_pid, updated_at FROM replies WHERE status = 'streaming'").fetchall()
     now = time.time()
-    dead = [(INTERRUPTED, INTERRUPTED_MESSAGE, updated, message_id) for message_id, pid, updated in rows
+    dead = [(message_id, updated) for message_id, pid, updated in rows
             if (pid != os.getpid() and not _pid_alive(pid)) or now - updated > STALE_STREAM_S]
-    if dead:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany(
-            "UPDATE replies SET status = 'cut', error_kind = ?, error_message = ?, ended_at = ?, writer_pid = NULL"
-            " WHERE message_id = ? AND status = 'streaming'", dead)
+    if not dead:
+        return 0
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        parts = reply_parts(conn, [message_id for message_id, _ in dead])
+        for message_id, updated in dead:
+            answer, reasoning = parts.get(message_id, ("", ""))
+            if answer:
+                conn.execute("UPDATE messages SET content = content || ? WHERE id = ?", (answer, message_id))
+            conn.execute(
+                "UPDATE replies SET status = 'cut', error_kind = ?, error_message = ?, ended_at = ?, writer_pid = NULL,"
+                " reasoning = reasoning || ? WHERE message_id = ? AND status = 'streaming'",
+                (INTERRUPTED, INTERRUPTED_MESSAGE, updated, reasoning, message_id))
+            conn.execute("DELETE FROM reply_parts WHERE message_id = ?", (message_id,))
         conn.execute("COMMIT")
+    except BaseException:
+        _rollback(conn)
+        raise
     return len(dead)
 
 
@@ -374,21 +517,134 @@ def _pid_alive(pid: int | None) -> bool:
     return True
 
 
-def _damaged(exc: BaseException) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+def _damage(exc: BaseException, where: sqlite3.Connection | Path) -> bool:
+    """Whether ``exc`` comes from damage: SQLite says so, or it is a plain "SQL logic error" and the search index
+    (whose missing or broken tables give just that) fails its own check."""
+    if damaged(exc):
         return True
-    text = str(exc).lower()
-    return "malformed" in text or "not a database" in text
+    if _code(exc) != _SQLITE_ERROR:
+        return False
+    if isinstance(where, sqlite3.Connection):
+        return _search_index_broken(where)
+    try:
+        conn = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        return _search_index_broken(conn)
+    finally:
+        conn.close()
+
+
+def _search_index_broken(conn: sqlite3.Connection) -> bool:
+    try:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'messages_fts%'")}
+        if "messages_fts" not in names:
+            return False  # a file from before the index
+        if not {f"messages_fts_{shadow}" for shadow in ("data", "idx", "docsize", "config")} <= names:
+            return True
+        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')")
+    except sqlite3.DatabaseError as exc:
+        return _code(exc) != _SQLITE_READONLY  # a read-only file cannot run the check: no verdict
+    return False
+
+
+def _code(exc: BaseException) -> int:
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+
+
+def _read_only(path: Path) -> str:
+    return f"history is read-only ({path})"
+
+
+def _problem(path: Path, exc: BaseException, otherwise: str | None = None) -> str:
+    """A failed read or write in words: the disk is full, the history is read-only, or SQLite's own."""
+    code = _code(exc)
+    if code == _SQLITE_FULL:
+        return f"history: the disk is full ({path})"
+    if code == _SQLITE_READONLY:
+        return _read_only(path)
+    return otherwise or f"history: {exc}"
 
 
 def _unopenable(path: Path, exc: sqlite3.DatabaseError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    return path.exists() and ((code is not None and code & 0xFF == _SQLITE_CANTOPEN) or not os.access(path, os.R_OK | os.W_OK))
+    """Something SQLite cannot open at all is at ``path`` (a folder, a file it may not read)."""
+    return path.exists() and (_code(exc) == _SQLITE_CANTOPEN or not os.access(path, os.R_OK))
 
 
-def _quarantine(path: Path, exc: BaseException) -> str:
-    """Rename a bad database (and its WAL files) out of the way; the message says where it went."""
+def _repair(path: Path, exc: BaseException) -> str:
+    """Mend a damaged history, keeping everything that can be read; returns the words that say what was kept.
+
+    Raises :class:`StoreError` when the damaged file cannot be moved aside.
+    """
+    if _rebuild_search(path):
+        return f"the search index of {path} was damaged and has been rebuilt; nothing was lost."
+    kept_as = _move_aside(path, exc)
+    salvaged = _salvage(kept_as, path)
+    if salvaged is None or not salvaged.kept_anything:
+        return _replaced(path, exc, kept_as)
+    return salvaged.words(path, kept_as)
+
+
+def _rebuild_search(path: Path) -> bool:
+    """Rebuild the search index in place (made again if its own pages are unreadable); ``True`` if the file
+    is then sound, so the damage was the index's alone."""
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] < 2:  # no index yet
+            return False
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
+        except sqlite3.DatabaseError:
+            if not conn.in_transaction:
+                conn.execute("BEGIN IMMEDIATE")
+            for trigger in ("messages_fts_insert", "messages_fts_delete", "messages_fts_update"):
+                conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            conn.execute("DROP TABLE IF EXISTS messages_fts")
+            for statement in _statements(SEARCH_INDEX.replace("{tokenizer}", _new_tokenizer())):
+                conn.execute(statement)
+        conn.execute("COMMIT")
+        conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')")
+        return conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    except sqlite3.Error:
+        _rollback(conn)
+        return False
+    finally:
+        conn.close()
+
+
+def _salvage(damaged_file: Path, path: Path) -> Salvage | None:
+    """Copy what can be read of ``damaged_file`` into a new history at ``path``; ``None`` if nothing can."""
+    try:
+        old = sqlite3.connect("file:" + urllib.parse.quote(str(damaged_file.resolve())) + "?mode=ro", uri=True,
+                              isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        try:
+            version = old.execute("PRAGMA user_version").fetchone()[0]
+            old.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        if not 0 < version <= SCHEMA_VERSION:
+            return None
+        _private_file(path)
+        new = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            _migrate(new, path, upto=version)  # the old file's schema: opening it migrates the rows as usual
+            return salvage(old, new)
+        finally:
+            new.close()
+    finally:
+        old.close()
+
+
+def _move_aside(path: Path, exc: BaseException) -> Path:
+    """Rename a bad database (and its WAL files) out of the way; returns where it went."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     kept = path.with_name(f"{path.name}.corrupt-{stamp}")
     number = 1
@@ -407,5 +663,14 @@ def _quarantine(path: Path, exc: BaseException) -> str:
         extra = path.with_name(path.name + suffix)
         with contextlib.suppress(OSError):
             extra.rename(kept.with_name(kept.name + suffix))
+    return kept
+
+
+def _replace(path: Path, exc: BaseException) -> str:
+    """Move aside what SQLite cannot open at all, for a new, empty history."""
+    return _replaced(path, exc, _move_aside(path, exc))
+
+
+def _replaced(path: Path, exc: BaseException, kept: Path) -> str:
     return (f"The history database {path} could not be read ({exc}). It was kept as {kept} "
             f"and a new, empty history was started.")

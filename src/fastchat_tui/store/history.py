@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from fastchat_tui.config import Config
 from fastchat_tui.dates import month_range
 from fastchat_tui.routing import LatencyStats
-from fastchat_tui.store.db import Database, StoreError, default_path
+from fastchat_tui.store.db import Database, StoreError, default_path, reply_parts
 from fastchat_tui.store.export import markdown_lines
 from fastchat_tui.store.models import BenchRow, ChatInfo, ReplyInfo, SearchHit, SourceUsage, StoredMessage
 from fastchat_tui.store.recorder import ChatRecorder
@@ -28,6 +28,7 @@ _REPLY_COLUMNS = (
 )
 _MESSAGE_COLUMNS = ("m.id, m.chat_id, m.role, m.content, m.created_at, r.reasoning, r.message_id, "
                     + ", ".join(f"r.{name.strip()}" for name in _REPLY_COLUMNS.split(",")))
+_STATUS = 7 + [name.strip() for name in _REPLY_COLUMNS.split(",")].index("status")  # in a row of _MESSAGE_COLUMNS
 _BENCH_COLUMNS = (
     "bench_id, started_at, source, model, repeat, max_tokens, concurrency, requests, ok, failures,"
     " failure_kinds, tokens_exact, ttft_s, decode_tps, e2e_tps, total_s, output_tokens, aggregate_tps"
@@ -118,9 +119,9 @@ class Store(Database):
             f" WHERE {where} ORDER BY m.id DESC LIMIT ?"
         )
         params.append(-1 if limit is None else limit)
-        rows = self._read(lambda c: c.execute(sql, params).fetchall())
-        rows.reverse()
-        return [_message(row) for row in rows]
+        messages = self._read(lambda c: _messages(c, c.execute(sql, params).fetchall()))
+        messages.reverse()
+        return messages
 
     def iter_messages(self, chat_id: int, batch: int = 500) -> Iterator[StoredMessage]:
         """A chat's messages in order, fetched ``batch`` at a time (memory stays flat for long chats)."""
@@ -129,17 +130,16 @@ class Store(Database):
             " WHERE m.chat_id = ? AND m.id > ? ORDER BY m.id LIMIT ?"
         )
 
-        def page(after: int) -> list[Any]:
-            return self._read(lambda c: c.execute(sql, (chat_id, after, batch)).fetchall())
+        def page(after: int) -> list[StoredMessage]:
+            return self._read(lambda c: _messages(c, c.execute(sql, (chat_id, after, batch)).fetchall()))
 
         after = 0
         while True:
-            rows = page(after)
-            for row in rows:
-                yield _message(row)
-            if len(rows) < batch:
+            messages = page(after)
+            yield from messages
+            if len(messages) < batch:
                 return
-            after = rows[-1][0]
+            after = messages[-1].id
 
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """The chat as the model sees it: each prompt with its answer, for replies that have one (never reasoning).
@@ -147,19 +147,25 @@ class Store(Database):
         Raises :class:`StoreError` when there is no chat ``chat_id``.
         """
         sql = (
-            "SELECT p.content, m.content FROM replies r JOIN messages m ON m.id = r.message_id"
-            " JOIN messages p ON p.id = r.prompt_id WHERE m.chat_id = ? AND m.content != '' ORDER BY p.id"
+            "SELECT p.content, m.content, m.id, r.status FROM replies r JOIN messages m ON m.id = r.message_id"
+            " JOIN messages p ON p.id = r.prompt_id WHERE m.chat_id = ? AND (m.content != '' OR r.status = 'streaming')"
+            " ORDER BY p.id"
         )
 
         def body(c: sqlite3.Connection) -> list[tuple[str, str]] | None:
-            return c.execute(sql, (chat_id,)).fetchall() if _chat_row(c, chat_id) else None
+            if not _chat_row(c, chat_id):
+                return None
+            rows = c.execute(sql, (chat_id,)).fetchall()
+            parts = reply_parts(c, [row[2] for row in rows if row[3] == "streaming"])
+            return [(prompt, reply + parts.get(message_id, ("", ""))[0]) for prompt, reply, message_id, _ in rows]
 
         rows = self._read(body)
         if rows is None:
             raise StoreError(f"no chat with id {chat_id}")
         context: list[dict[str, str]] = []
         for prompt, reply in rows:
-            context += ({"role": "user", "content": prompt}, {"role": "assistant", "content": reply})
+            if reply:
+                context += ({"role": "user", "content": prompt}, {"role": "assistant", "content": reply})
         return context
 
     def markdown(self, chat_id: int) -> str:
@@ -172,10 +178,21 @@ class Store(Database):
     # -- search --------------------------------------------------------------------------
 
     def search(self, text: str, *, limit: int = 50, mark: tuple[str, str] = ("**", "**")) -> list[SearchHit]:
-        """Messages containing every word of ``text`` (case-insensitive substrings), newest first."""
+        """Messages containing every word of ``text`` (case-insensitive substrings), newest first; a reply
+        still streaming (or left so by a process that died) is searched in the parts saved so far."""
         terms = [term for term in text.split() if term]
         if not terms:
             return []
+        found = self._indexed_search(terms, limit, mark)
+        streaming = self._read(lambda c: _streaming_hits(c, terms, mark))
+        if not streaming:
+            return found
+        seen = {hit.message_id for hit in streaming}
+        hits = sorted([*streaming, *(hit for hit in found if hit.message_id not in seen)],
+                      key=lambda hit: hit.message_id, reverse=True)
+        return hits[:limit]
+
+    def _indexed_search(self, terms: list[str], limit: int, mark: tuple[str, str]) -> list[SearchHit]:
         # The trigram index cannot look up fewer than three characters: such words are scanned for.
         minimum = 3 if self._tokenizer == "trigram" else 1
         indexed = [term for term in terms if len(term) >= minimum]
@@ -291,13 +308,15 @@ class Store(Database):
 def open_history(on_problem: Callable[[str], None] | None = None) -> Store:
     """The user's history store (created, migrated or replaced as needed); close it when done.
 
-    A warning from opening (a damaged file was kept aside and replaced) goes to
-    ``on_problem`` when given, else stays in :attr:`Store.warning`. Raises
-    :class:`StoreError` only when no history can be kept at all.
+    What a repair kept (on opening, or when a later read finds damage) goes to ``on_problem``
+    when given, else stays in :attr:`Store.warning`. Raises :class:`StoreError` only when
+    no history can be kept at all.
     """
     store = Store.open(default_path())
-    if on_problem is not None and (warning := store.take_warning()):
-        on_problem(warning)
+    if on_problem is not None:
+        if warning := store.take_warning():
+            on_problem(warning)
+        store.on_problem = on_problem
     return store
 
 
@@ -336,10 +355,32 @@ def _chat_row(c: sqlite3.Connection, chat_id: int) -> tuple[int, str, float, flo
         " (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) FROM chats c WHERE c.id = ?", (chat_id,)).fetchone()
 
 
-def _message(row: Sequence[Any]) -> StoredMessage:
-    """A row of :data:`_MESSAGE_COLUMNS`: the message and its reasoning, then its reply's figures if it has a reply."""
+def _messages(c: sqlite3.Connection, rows: list[Any]) -> list[StoredMessage]:
+    """Rows of :data:`_MESSAGE_COLUMNS` as messages; a reply still streaming has its text in the parts saved so far."""
+    parts = reply_parts(c, [row[0] for row in rows if row[_STATUS] == "streaming"])
+    return [_message(row, parts.get(row[0], ("", ""))) for row in rows]
+
+
+def _message(row: Sequence[Any], saved: tuple[str, str]) -> StoredMessage:
+    """A row of :data:`_MESSAGE_COLUMNS`: the message and its reasoning, then its reply's figures if it has a reply;
+    ``saved`` is what a streaming reply's parts add to its answer and reasoning."""
     reply = _reply(row[7:]) if row[6] is not None else None
-    return StoredMessage(row[0], row[1], row[2], row[3], row[4], reply, row[5] or "")
+    return StoredMessage(row[0], row[1], row[2], row[3] + saved[0], row[4], reply, (row[5] or "") + saved[1])
+
+
+def _streaming_hits(c: sqlite3.Connection, terms: list[str], mark: tuple[str, str]) -> list[SearchHit]:
+    """Replies still streaming whose text so far contains every term (the search index gets a reply when it ends)."""
+    rows = c.execute(
+        "SELECT m.id, m.chat_id, c.title, m.role, m.content, m.created_at FROM replies r"
+        " JOIN messages m ON m.id = r.message_id JOIN chats c ON c.id = m.chat_id WHERE r.status = 'streaming'").fetchall()
+    parts = reply_parts(c, [row[0] for row in rows])
+    hits = []
+    for message_id, chat_id, title, role, content, created_at in rows:
+        text = content + parts.get(message_id, ("", ""))[0]
+        lowered = text.lower()
+        if all(term.lower() in lowered for term in terms):
+            hits.append(SearchHit(message_id, chat_id, title, role, _snippet(text, terms[0], mark), created_at))
+    return hits
 
 
 def _reply(row: Sequence[Any]) -> ReplyInfo:

@@ -1,4 +1,4 @@
-"""The rows the store hands out, and how each is shown: as a meter line, Markdown or JSON."""
+"""The rows the store hands out, and how each is shown: as a meter line, Markdown or JSON; and a chat's title."""
 
 from __future__ import annotations
 
@@ -9,6 +9,14 @@ from fastchat_tui.dates import iso
 from fastchat_tui.meter import Reading, reply_line
 from fastchat_tui.pricing import money
 from fastchat_tui.sources.base import error_label, error_text
+
+TITLE_CHARS = 60
+
+
+def title_from(prompt: str) -> str:
+    """A chat's title: its first prompt on one line, cut to :data:`TITLE_CHARS`."""
+    words = " ".join(prompt.split())
+    return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rstrip() + "…"
 
 
 @dataclass(slots=True, frozen=True)

@@ -1,10 +1,14 @@
 """The session's recorder: each turn saved into a chat while it streams.
 
 A reply is written when it begins, at every ``progress`` call (the session makes one at
-least once a second) and when it ends, so a process that dies mid-reply loses at most
-the last second. The answer is the assistant message's content (what goes back as context);
-the reasoning is kept beside it on the reply row. API keys never reach the file: text
-passes through :func:`fastchat_tui.keys.redact` first.
+least once a second while it streams) and when it ends, so a process that dies mid-reply loses
+at most the last second. While it streams, a save appends only what arrived since the last one
+(a row of ``reply_parts``), so a save costs the same for the first kilobyte as for the
+thousandth; the end writes the whole answer once as the assistant message's content (what goes
+back as context, and what the search index holds) and the reasoning beside it on the reply row.
+API keys never reach the file: text passes through :func:`fastchat_tui.keys.redact` first, each
+new part together with the text saved just before it (:data:`REDACT_CONTEXT`), so a key split
+between two saves is redacted as a whole.
 """
 
 from __future__ import annotations
@@ -13,17 +17,22 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Generic, Protocol, TypeVar
 
 from fastchat_tui.config import Config
 from fastchat_tui.keys import redact
 from fastchat_tui.meter import Reading
 from fastchat_tui.pricing import cost
 from fastchat_tui.store.db import StoreError
+from fastchat_tui.store.models import title_from
 from fastchat_tui.turn import ENDED
 
-TITLE_CHARS = 60
+REDACT_CONTEXT = 1024
+"""Characters of the text already saved that are redacted again with each new part: anything redaction
+looks for (a key, a URL password) shorter than this is caught even when it arrives split between saves."""
 
 T = TypeVar("T")
 
@@ -43,7 +52,11 @@ class _Error(Protocol):
 
 
 class RecordedTurn(Protocol):
-    """What the recorder reads of a :class:`fastchat_tui.session.Turn`, and nothing more."""
+    """What the recorder reads of a :class:`fastchat_tui.session.Turn`, and nothing more.
+
+    ``parts`` and ``reasoning_parts`` are the pieces as they arrived; while the turn streams they are
+    only ever appended to (the recorder saves each piece once).
+    """
 
     @property
     def kept_prompt(self) -> str: ...
@@ -51,6 +64,10 @@ class RecordedTurn(Protocol):
     def text(self) -> str: ...
     @property
     def reasoning(self) -> str: ...
+    @property
+    def parts(self) -> Sequence[str]: ...
+    @property
+    def reasoning_parts(self) -> Sequence[str]: ...
     @property
     def source(self) -> str | None: ...
     @property
@@ -77,6 +94,8 @@ class RecordedTurn(Protocol):
 class _Store(Protocol):
     """What the recorder uses of :class:`fastchat_tui.store.Store` (which creates it)."""
 
+    @property
+    def repairs(self) -> int: ...
     def _write(self, body: Callable[[sqlite3.Connection], T]) -> T: ...
     def context(self, chat_id: int) -> list[dict[str, str]]: ...
 
@@ -84,18 +103,58 @@ class _Store(Protocol):
 S = TypeVar("S", bound=_Store)
 
 
-def title_from(prompt: str) -> str:
-    """A chat's title: its first prompt on one line, cut to :data:`TITLE_CHARS`."""
-    words = " ".join(prompt.split())
-    return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rstrip() + "…"
+@dataclass(frozen=True, slots=True)
+class _Journal:
+    """What is saved of one growing text of a streaming reply (its answer or its reasoning)."""
+
+    kind: str
+    taken: int = 0
+    """How many of the turn's pieces are saved."""
+    recent: tuple[tuple[int, str, str], ...] = ()
+    """(part id, text as it arrived, text as saved) of the last parts, at least REDACT_CONTEXT characters."""
+
+    def save(self, c: sqlite3.Connection, message_id: int, pieces: Sequence[str]) -> _Journal:
+        """Append the pieces that arrived since the last save; returns the journal after it."""
+        if len(pieces) <= self.taken:
+            return self
+        new = "".join(pieces[self.taken:])
+        arrived = "".join(part[1] for part in self.recent) + new
+        saved = "".join(part[2] for part in self.recent)
+        text = redact(arrived)
+        if text.startswith(saved):
+            delta = text[len(saved):]
+            recent = [*self.recent, (_append_part(c, message_id, self.kind, delta), new, delta)]
+        else:  # redaction reached back into saved text (a key completed by the new piece): write it again, whole
+            c.execute("DELETE FROM reply_parts WHERE message_id = ? AND kind = ? AND id >= ?",
+                      (message_id, self.kind, self.recent[0][0]))
+            recent = [(_append_part(c, message_id, self.kind, text), arrived, text)]
+        length = len(arrived)
+        while len(recent) > 1 and length - len(recent[0][1]) >= REDACT_CONTEXT:
+            length -= len(recent.pop(0)[1])
+        return _Journal(self.kind, len(pieces), tuple(recent))
+
+
+@dataclass(frozen=True, slots=True)
+class _Live:
+    """A turn being saved: its rows, and how much of its text they hold."""
+
+    turn: RecordedTurn
+    chat_id: int
+    prompt_id: int
+    message_id: int
+    repairs: int
+    """The store's repair count when these rows were last written (a repair may have lost them)."""
+    answer: _Journal = field(default_factory=lambda: _Journal("answer"))
+    reasoning: _Journal = field(default_factory=lambda: _Journal("reasoning"))
 
 
 class ChatRecorder(Generic[S]):
     """Saves each turn of a session into one chat: at begin, on progress and at the end.
 
     Set :attr:`chat_id` to ``None`` to make the next turn start a new chat. A failed
-    write never breaks the reply: it is reported to ``on_problem`` (and kept in
-    :attr:`problem`), and the next write tries again.
+    write never breaks the reply: it is reported to ``on_problem`` once (and kept in
+    :attr:`problem` until a write succeeds), and the next write tries again. When the
+    history was repaired under a reply, its rows are written again from what is on screen.
     """
 
     def __init__(self, store: S, config: Config | None = None, chat_id: int | None = None,
@@ -105,78 +164,82 @@ class ChatRecorder(Generic[S]):
         self.chat_id = chat_id
         self.on_problem = on_problem
         self.problem: str | None = None
-        self._live: dict[int, tuple[RecordedTurn, int]] = {}  # id(turn) -> (turn, assistant message id)
+        self._live: dict[int, _Live] = {}  # id(turn) -> its rows
 
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """Chat ``chat_id`` as the model sees it (for resuming it); :class:`StoreError` if there is no such chat."""
         return self.store.context(chat_id)
 
     def begin(self, turn: RecordedTurn) -> None:
-        live = self._live.get(id(turn))
-        if live is not None:  # a fallback: same reply, another source
-            self._guard(lambda: self.store._write(lambda c: self._update(c, live[1], turn, final=False)))
-            return
-        self._guard(lambda: self._insert(turn))
+        """A reply begins (or, after a fallback, begins again from another source)."""
+        self._save(turn, final=False)
 
     def progress(self, turn: RecordedTurn) -> None:
-        live = self._live.get(id(turn))
-        if live is None:
-            self._guard(lambda: self._insert(turn))
-            return
-        self._guard(lambda: self.store._write(lambda c: self._update(c, live[1], turn, final=False)))
+        self._save(turn, final=False)
 
     def end(self, turn: RecordedTurn) -> None:
-        live = self._live.pop(id(turn), None)
-        if live is None:
-            self._guard(lambda: self._insert(turn, final=True))
-            return
-        self._guard(lambda: self.store._write(lambda c: self._update(c, live[1], turn, final=True)))
+        self._save(turn, final=True)
 
-    def _guard(self, write: Callable[[], Any]) -> None:
-        try:
-            write()
-        except StoreError as exc:
-            if exc.recovered:  # the old file is gone: the next write starts the turn again in the new one
-                self._live.clear()
-                self.chat_id = None
-            self._report(exc.message)
+    def _save(self, turn: RecordedTurn, final: bool) -> None:
+        for attempt in (1, 2):
+            live = self._live.get(id(turn))
+            try:
+                saved = self.store._write(partial(self._write_turn, turn=turn, live=live, final=final))
+            except StoreError as exc:
+                if exc.recovered and attempt == 1:  # what the repair kept; the save is made again in the new file
+                    self._report(exc.message)
+                    continue
+                self._report(f"{exc.message}; the reply is kept on screen but was not saved")
+                return
+            self.problem = None
+            if live is None or saved.message_id != live.message_id:  # new rows: the chat they went into
+                self.chat_id = saved.chat_id
+            if final:
+                self._live.pop(id(turn), None)
+            else:
+                self._live[id(turn)] = saved
+            return
 
     def _report(self, message: str) -> None:
+        if message == self.problem:  # said already: a full disk fails every save until there is room
+            return
         self.problem = message
         if self.on_problem:
             with contextlib.suppress(Exception):  # a broken listener must not break the reply
                 self.on_problem(message)
 
-    def _insert(self, turn: RecordedTurn, final: bool = False) -> None:
+    def _write_turn(self, c: sqlite3.Connection, turn: RecordedTurn, live: _Live | None, final: bool) -> _Live:
+        """Save ``turn`` (making its rows first if it has none); returns its rows as they now are."""
+        if live is not None and live.repairs != self.store.repairs:
+            live = _after_repair(c, live, self.store.repairs)
+        if live is None:
+            live = self._insert(c, turn)
+        return self._update(c, live, final)
+
+    def _insert(self, c: sqlite3.Connection, turn: RecordedTurn) -> _Live:
         prompt = redact(turn.kept_prompt)
         now = time.time()
+        chat_id = self.chat_id
+        if chat_id is None or c.execute("SELECT 1 FROM chats WHERE id = ?", (chat_id,)).fetchone() is None:
+            chat_id = _row_id(c.execute("INSERT INTO chats (title, created_at, updated_at) VALUES (?, ?, ?)",
+                                        (title_from(prompt), now, now)))
+        else:
+            c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
+        prompt_id = _row_id(c.execute(
+            "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'user', ?, ?)",
+            (chat_id, prompt, turn.started_at)))
+        message_id = _row_id(c.execute(
+            "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'assistant', '', ?)",
+            (chat_id, now)))
+        c.execute("INSERT INTO replies (message_id, prompt_id, status, started_at, updated_at)"
+                  " VALUES (?, ?, 'streaming', ?, ?)", (message_id, prompt_id, turn.started_at, now))
+        return _Live(turn, chat_id, prompt_id, message_id, self.store.repairs)
 
-        def body(c: sqlite3.Connection) -> tuple[int, int]:
-            chat_id = self.chat_id
-            if chat_id is None or c.execute("SELECT 1 FROM chats WHERE id = ?", (chat_id,)).fetchone() is None:
-                chat_id = _row_id(c.execute("INSERT INTO chats (title, created_at, updated_at) VALUES (?, ?, ?)",
-                                            (title_from(prompt), now, now)))
-            else:
-                c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
-            prompt_id = _row_id(c.execute(
-                "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'user', ?, ?)",
-                (chat_id, prompt, turn.started_at)))
-            message_id = _row_id(c.execute(
-                "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'assistant', '', ?)",
-                (chat_id, now)))
-            c.execute("INSERT INTO replies (message_id, prompt_id, status, started_at, updated_at)"
-                      " VALUES (?, ?, 'streaming', ?, ?)", (message_id, prompt_id, turn.started_at, now))
-            self._update(c, message_id, turn, final)
-            return chat_id, message_id
-
-        self.chat_id, message_id = self.store._write(body)
-        if not final:
-            self._live[id(turn)] = (turn, message_id)
-
-    def _update(self, c: sqlite3.Connection, message_id: int, turn: RecordedTurn, final: bool) -> None:
+    def _update(self, c: sqlite3.Connection, live: _Live, final: bool) -> _Live:
+        """Write the reply's figures, and its text: what is new while it streams, all of it once at the end."""
+        turn, message_id = live.turn, live.message_id
         now = time.time()
         reading = turn.reading()
-        text = redact(turn.text)
         status = turn.status if final else "streaming"
         if final and status not in ENDED:  # a turn the session could not finish is saved as an error
             status = "error"
@@ -185,13 +248,20 @@ class ChatRecorder(Generic[S]):
         spend = None
         if final and reading is not None and reading.tokens_exact and self.config is not None and turn.source:
             spend = cost(self.config.sources.get(turn.source), reading.input_tokens, reading.output_tokens)
-        c.execute("UPDATE messages SET content = ? WHERE id = ? AND content != ?", (text, message_id, text))
+        reasoning = None
+        if final:
+            text, reasoning = redact(turn.text), redact(turn.reasoning)
+            c.execute("UPDATE messages SET content = ? WHERE id = ? AND content != ?", (text, message_id, text))
+            c.execute("DELETE FROM reply_parts WHERE message_id = ?", (message_id,))
+        else:
+            live = replace(live, answer=live.answer.save(c, message_id, turn.parts),
+                           reasoning=live.reasoning.save(c, message_id, turn.reasoning_parts))
         c.execute(
             "UPDATE replies SET source = ?, model = ?, task = ?, route_reason = ?, fallback_from = ?, fallback_reason = ?,"
             " status = ?, error_kind = ?, error_message = ?, finish_reason = ?, ttft_s = ?, decode_tps = ?, e2e_tps = ?,"
             " server_tps = ?, total_s = ?, output_tokens = ?, tokens_exact = ?, input_tokens = ?, cost_usd = ?,"
-            " updated_at = ?, ended_at = ?, writer_pid = ?, reasoning = ?, reasoning_tokens = ?, reasoning_exact = ?,"
-            " time_to_answer_s = ?, end_note = ? WHERE message_id = ?",
+            " updated_at = ?, ended_at = ?, writer_pid = ?, reasoning = coalesce(?, reasoning), reasoning_tokens = ?,"
+            " reasoning_exact = ?, time_to_answer_s = ?, end_note = ? WHERE message_id = ?",
             (
                 turn.source, turn.model, route.task if route else None, route.reason if route else None,
                 turn.fallback_from, redact(turn.fallback_reason) if turn.fallback_reason else None,
@@ -202,14 +272,28 @@ class ChatRecorder(Generic[S]):
                 reading.total_s if reading else None, reading.output_tokens if reading else None,
                 int(reading.tokens_exact) if reading else 0, reading.input_tokens if reading else None,
                 spend, now, now if final else None, None if final else os.getpid(),
-                redact(turn.reasoning), reading.reasoning_tokens if reading else None,
+                reasoning, reading.reasoning_tokens if reading else None,
                 int(reading.reasoning_exact) if reading else 0, reading.time_to_answer_s if reading else None,
                 turn.end_note if final else None, message_id,
             ),
         )
         if final:
-            c.execute("UPDATE chats SET updated_at = ? WHERE id = (SELECT chat_id FROM messages WHERE id = ?)",
-                      (now, message_id))
+            c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, live.chat_id))
+        return live
+
+
+def _after_repair(c: sqlite3.Connection, live: _Live, repairs: int) -> _Live | None:
+    """A repair kept the reply's rows (its saved parts are dropped, to be written again whole) or lost them
+    (``None``: what is left of the turn is dropped, and it is saved again as new)."""
+    if c.execute("SELECT 1 FROM replies WHERE message_id = ?", (live.message_id,)).fetchone() is None:
+        c.execute("DELETE FROM messages WHERE id IN (?, ?)", (live.prompt_id, live.message_id))
+        return None
+    c.execute("DELETE FROM reply_parts WHERE message_id = ?", (live.message_id,))
+    return _Live(live.turn, live.chat_id, live.prompt_id, live.message_id, repairs)
+
+
+def _append_part(c: sqlite3.Connection, message_id: int, kind: str, text: str) -> int:
+    return _row_id(c.execute("INSERT INTO reply_parts (message_id, kind, text) VALUES (?, ?, ?)", (message_id, kind, text)))
 
 
 def _row_id(cursor: sqlite3.Cursor) -> int:

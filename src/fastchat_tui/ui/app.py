@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
+import signal
+import sys
 import time
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import work
 from textual.actions import SkipAction
@@ -18,17 +21,18 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.worker import Worker
+from textual.worker import Worker, WorkerError
 
 from fastchat_tui.config import Config
 from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, SessionEvent
 from fastchat_tui.meter import live_summary, summary
 from fastchat_tui.router import fallback_text, status_text
-from fastchat_tui.session import Session
+from fastchat_tui.session import SensitiveRefusal, Session
 from fastchat_tui.sources.base import ErrorKind, Probe, ReasoningDelta, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
 from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ReplyEntry, ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.screens.bench import bench_command
+from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.key_prompt import KeyPrompt, SessionKeys
 from fastchat_tui.ui.screens.source_picker import SourcePicker
@@ -73,6 +77,8 @@ THINKING: dict[str, bool | str | None] = {
 """The thinking settings a chat can switch to (``SendOptions.think``); ``None``: each source's own."""
 RETRIED = ("cut", "error", "cancelled", "truncated", "empty")
 """The endings Ctrl+R retries: failures, and replies that gave no answer or stopped at the token limit."""
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that end the chat as Esc then Ctrl+Q would, not mid-write (the commands get the same from ``cli.main``)."""
 
 
 class FastchatApp(App[None]):
@@ -116,6 +122,8 @@ class FastchatApp(App[None]):
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self._reply_worker: Worker | None = None
+        self._terminal: int | None = None
+        """The descriptor of the terminal the chat draws on, while it runs on one (see :meth:`run_async`)."""
         self._turn: Turn | None = None
         self.think: bool | str | None = None
         """The chat's thinking setting, sent with every prompt (``None``: each source's own)."""
@@ -283,6 +291,19 @@ class FastchatApp(App[None]):
         self.refresh_bindings()  # lights Ctrl+R Retry in the footer: the hint that covers nothing
         if turn.failed_with(ErrorKind.AUTH):
             self._ask_for_key(turn)
+        if isinstance(turn.error, SensitiveRefusal):
+            self._confirm_sensitive(turn, turn.error)
+
+    def _confirm_sensitive(self, turn: Turn, refusal: SensitiveRefusal) -> None:
+        """The session kept a prompt that looks sensitive from a source that is not private (chosen by hand,
+        or the default): say what was found and offer to send it there anyway, for this request only."""
+
+        def answered(send: bool | None) -> None:
+            if send:
+                self.chat.add_notice(f"sending to {refusal.source} this once, as confirmed", "warning")
+                self._follow(self.session.retry(turn, source=refusal.source, allow_sensitive=True))
+
+        self.push_screen(ConfirmSensitive(refusal.source, [refusal.finding]), answered)
 
     def _ask_for_key(self, turn: Turn) -> None:
         """A source rejected its key (or had none): ask for one, use it from now on (saved in the keyring
@@ -452,6 +473,40 @@ class FastchatApp(App[None]):
         expanded = self.chat.thinking_expanded
         yield SystemCommand(f"Thinking blocks: {'collapse once answered' if expanded else 'keep expanded'}",
                             "Change how every reply's thinking shows (Ctrl+T toggles one)", self.action_thinking_default)
+
+    async def run_async(self, **options: Any) -> None:
+        """Run the chat; while it runs, SIGTERM and SIGHUP end it as Esc then Ctrl+Q would (the reply so far is
+        kept, marked cancelled and saved) with the exit code 128 + the signal. A signal the parent ignores
+        (``nohup``) stays ignored; the handlers before are restored at the end."""
+        loop = asyncio.get_running_loop()
+        self._terminal = sys.__stderr__.fileno() if sys.__stderr__ and sys.__stderr__.isatty() else None
+        taken = {sig: signal.getsignal(sig) for sig in ENDING_SIGNALS if signal.getsignal(sig) != signal.SIG_IGN}
+        for sig in taken:
+            loop.add_signal_handler(sig, self._end_on_signal, sig)
+        try:
+            return await super().run_async(**options)
+        finally:
+            for sig, previous in taken.items():
+                loop.remove_signal_handler(sig)
+                if previous is not None:
+                    signal.signal(sig, previous)
+
+    def _end_on_signal(self, signum: int) -> None:
+        self.run_worker(self._quit_after_reply(128 + signum), group="signal", exclusive=True)
+
+    async def _quit_after_reply(self, code: int) -> None:
+        """Cancel the streaming reply, wait until the session has saved it, then quit with ``code``."""
+        worker = self._reply_worker
+        if worker is not None and not worker.is_finished:
+            worker.cancel()
+            with contextlib.suppress(WorkerError):  # cancelled, as asked
+                await worker.wait()
+        if self._terminal is not None and not os.isatty(self._terminal):
+            # The terminal hung up (its window closed, the ssh session dropped): nothing can be shown or
+            # restored, and Textual's shutdown would wait forever on its output thread, which died writing
+            # there (EIO). The reply is saved (each write commits); leave now.
+            os._exit(code)
+        self.exit(return_code=code)
 
     async def on_unmount(self) -> None:
         await self.session.aclose()

@@ -381,6 +381,8 @@ class ChatLog(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._current_renderer()
+        if self._following:
+            self._scroll_to_end()  # a view made shorter keeps the newest text in sight, new text or not
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

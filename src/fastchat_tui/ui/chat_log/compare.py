@@ -1,0 +1,364 @@
+"""The compare view: one prompt's replies from two to four sources side by side, as they stream.
+
+Each column is a `ChatLog` holding one reply, so every column streams through the transcript's
+own fast path (finished blocks rendered once, the tail at most once per frame, only the lines on
+screen drawn), with a meter line of its own under it (TTFT, live rate, tokens; then the meter's
+summary and the cost). Narrower than `STACK_BELOW` cells, the columns are stacked.
+
+The view shows a race's events (`fastchat_tui.race.ColumnEvent`): it follows a race (`follow`),
+or is fed them (`show`). When every column has ended, a ranking row marks each figure's winner
+and the first reply to finish is kept for the conversation, unless the user keeps another
+(keys 1-4). `x` cancels the focused column, Esc every column.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from contextlib import aclosing
+from typing import ClassVar, cast
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
+from textual.worker import Worker
+
+from fastchat_tui.config import Config
+from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, SessionEvent
+from fastchat_tui.meter import Reading, live_summary, summary
+from fastchat_tui.race import METRIC_NAMES, METRICS, WINNER_MARK, ColumnEvent, Race, Ranking, rank
+from fastchat_tui.router import fallback_text
+from fastchat_tui.sources.base import ReasoningDelta, TextDelta
+from fastchat_tui.turn import Turn
+from fastchat_tui.ui.chat_log.entries import ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.chat_log.widget import ChatLog
+
+__all__ = ["MAX_COLUMNS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable"]
+
+STACK_BELOW = 100
+"""Views narrower than this many cells stack their columns."""
+MAX_COLUMNS = 4
+KEPT_MARK = "✔ kept"
+
+
+class MeterLine(Widget):
+    """One line that changes a few times a second: redrawn in place, never laid out again."""
+
+    DEFAULT_CSS = """
+    MeterLine { height: 1; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._text = text
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def show(self, text: str) -> None:
+        if text != self._text:
+            self._text = text
+            self.refresh()
+
+    def render(self) -> Content:
+        return Content(self._text)
+
+
+class CompareColumn(Vertical):
+    """One column: its reply (in a `ChatLog`) and its meter line."""
+
+    DEFAULT_CSS = """
+    CompareColumn { width: 1fr; height: 1fr; }
+    CompareColumn > ChatLog { height: 1fr; scrollbar-size-vertical: 0; }
+    CompareColumn:focus-within > MeterLine { background: $primary 15%; color: $foreground; }
+    CompareColumn.-failed > MeterLine { color: $text-error; }
+    CompareColumn.-kept > MeterLine { color: $text-success; }
+    """
+
+    def __init__(self, index: int, label: str) -> None:
+        super().__init__(id=f"compare-column-{index + 1}", classes="-later" if index else None)
+        self.index = index
+        self.chat = ChatLog()
+        self.reply = self.chat.start_reply(f"{index + 1} · {label}")
+        self.meter = MeterLine("waiting for first token…")
+        self.turn: Turn | None = None
+        self.ended = False
+        self._summary = ""
+        self._cost: str | None = None
+        self._kept = False
+
+    def compose(self) -> ComposeResult:
+        yield self.chat
+        yield self.meter
+
+    def progress(self, reading: Reading, turn: Turn) -> None:
+        self.meter.show(live_summary(reading))
+        if self.reply.has_thinking:
+            meter = turn.meter
+            elapsed = time.perf_counter() - meter.t_send if meter else None
+            self.reply.show_thinking(ThinkingFigures.of(reading, elapsed))
+
+    def end(self, turn: Turn) -> None:
+        """The column's reply ended: its marker (why it failed or fell short) and the meter's summary."""
+        self.turn, self.ended = turn, True
+        status = turn.status if turn.ended else "cancelled"
+        reading = turn.reading()
+        if reading is not None and self.reply.has_thinking:
+            self.reply.show_thinking(ThinkingFigures.of(reading))
+        self.reply.finish(cast(ReplyStatus, status), turn.error.shown if turn.error else turn.end_note)
+        self.set_class(status in ("error", "cut", "cancelled"), "-failed")
+        if reading is not None:
+            self._summary = summary(reading, status)
+        elif turn.error is not None:
+            self._summary = f"no reply: {turn.error.label}"
+        else:
+            self._summary = "cancelled before the first token" if status == "cancelled" else "no reply"
+        self._line()
+
+    def settle(self, cost: str | None, kept: bool) -> None:
+        """After every column ended: the reply's cost (if priced) and whether it is the kept one."""
+        self._cost, self._kept = cost, kept
+        self.set_class(kept, "-kept")
+        self._line()
+
+    def _line(self) -> None:
+        parts = [*([KEPT_MARK] if self._kept else []), self._summary, *([self._cost] if self._cost else [])]
+        self.meter.show(" · ".join(parts))
+
+
+class RankingTable(Widget):
+    """The summary row under the columns: each metric's figure per column, the winners marked."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"ranking-table--heading", "ranking-table--winner", "ranking-table--kept",
+                                             "ranking-table--hint"}
+    DEFAULT_CSS = """
+    RankingTable { height: auto; padding: 0 1; display: none; border-top: hkey $panel-lighten-2; }
+    RankingTable > .ranking-table--heading { color: $text-primary; text-style: bold; }
+    RankingTable > .ranking-table--winner { color: $text-success; text-style: bold; }
+    RankingTable > .ranking-table--kept { color: $text-success; text-style: bold; }
+    RankingTable > .ranking-table--hint { color: $text-muted; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ranking: Ranking | None = None
+        self.kept: int | None = None
+
+    def show(self, ranking: Ranking, kept: int | None) -> None:
+        self.ranking, self.kept = ranking, kept
+        self.display = True
+        self.refresh(layout=True)
+
+    def render(self) -> Group | Text:
+        ranking = self.ranking
+        if ranking is None:
+            return Text()
+        style = self.get_component_rich_style
+        heading, winner, kept_style = style("ranking-table--heading"), style("ranking-table--winner"), style(
+            "ranking-table--kept")
+        table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 2, 0, 0), header_style=heading)
+        table.add_column("")
+        for standing in ranking.standings:
+            column = standing.column
+            head = ranking.heading(column) + (f" {KEPT_MARK}" if column == self.kept else "")
+            table.add_column(Text(head, style=kept_style if column == self.kept else heading), no_wrap=True)
+        for metric in METRICS:
+            cells: list[Text | str] = [METRIC_NAMES[metric]]
+            for standing in ranking.standings:
+                cell = ranking.cell(metric, standing.column)
+                won = standing.column in ranking.winners[metric]
+                cells.append(Text(f"{cell} {WINNER_MARK}", style=winner) if won else cell)
+            table.add_row(*cells)
+        count = len(ranking.standings)
+        keys = "1" if count == 1 else f"1–{count}"
+        default = "" if self.kept is None or self.kept != ranking.first_to_finish else " (first to finish)"
+        kept = f"kept: {ranking.heading(self.kept)}{default}" if self.kept is not None else "no reply to keep"
+        return Group(table, Text(f"{WINNER_MARK} best · {kept} · keys {keys} keep another",
+                                 style=style("ranking-table--hint")))
+
+
+class CompareView(Widget):
+    """Two to four replies to one prompt, side by side, each streaming live under its own meter line."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(str(n), f"keep({n - 1})", f"Keep {n}", show=False, priority=True, id=f"compare.keep-{n}")
+          for n in range(1, MAX_COLUMNS + 1)),
+        Binding("x", "cancel_column", "Cancel column", priority=True, id="compare.cancel-column"),
+        Binding("escape", "cancel_all", "Cancel all", priority=True, id="compare.cancel-all"),
+    ]
+    DEFAULT_CSS = """
+    CompareView { height: 1fr; layout: vertical; }
+    CompareView > #compare-columns { height: 1fr; layout: horizontal; }
+    CompareView.-stacked > #compare-columns { layout: vertical; }
+    CompareView CompareColumn.-later { border-left: vkey $panel-lighten-2; }
+    CompareView.-stacked CompareColumn.-later { border-left: none; border-top: hkey $panel-lighten-2; }
+    """
+
+    class Kept(Message):
+        """``column``'s reply (``turn``) is now the conversation's answer: chosen by key, or the first to finish."""
+
+        def __init__(self, view: CompareView, column: int, turn: Turn) -> None:
+            super().__init__()
+            self.view, self.column, self.turn = view, column, turn
+
+        @property
+        def control(self) -> CompareView:
+            return self.view
+
+    class Ended(Message):
+        """Every column has ended; ``ranking`` compares them."""
+
+        def __init__(self, view: CompareView, ranking: Ranking) -> None:
+            super().__init__()
+            self.view, self.ranking = view, ranking
+
+        @property
+        def control(self) -> CompareView:
+            return self.view
+
+    def __init__(self, labels: Sequence[str], config: Config, *, race: Race | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        """``labels``: each column's ``source · model``; ``config`` prices the replies; ``race``: followed once
+        the view is mounted (see :meth:`follow`)."""
+        if not 1 <= len(labels) <= MAX_COLUMNS:
+            raise ValueError(f"the compare view shows 1 to {MAX_COLUMNS} columns, not {len(labels)}")
+        super().__init__(id=id, classes=classes)
+        self.config = config
+        self.race = race
+        self.columns = [CompareColumn(index, label) for index, label in enumerate(labels)]
+        self.ranking_table = RankingTable()
+        self.ranking: Ranking | None = None
+        self.kept: int | None = None
+        self._chosen = False
+        """The user kept a reply by key: the default (the first to finish) does not replace it."""
+        self._open = len(labels)
+
+    @classmethod
+    def of(cls, race: Race, *, id: str | None = None, classes: str | None = None) -> CompareView:
+        """A view of ``race``'s columns that follows it once mounted."""
+        return cls(race.labels, race.session.config, race=race, id=id, classes=classes)
+
+    def compose(self) -> ComposeResult:
+        with Container(id="compare-columns"):
+            yield from self.columns
+        yield self.ranking_table
+
+    def on_mount(self) -> None:
+        if self.race is not None:
+            self.follow(self.race)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < STACK_BELOW, "-stacked")
+
+    @property
+    def streaming(self) -> bool:
+        """Whether some column has not ended yet."""
+        return self._open > 0
+
+    # Events
+
+    def follow(self, race: Race) -> Worker[None]:
+        """Show ``race``'s events as they come, in a worker; removing the view cancels the race."""
+        self.race = race
+        return self.run_worker(self._follow(race), group="compare", exclusive=True)
+
+    async def _follow(self, race: Race) -> None:
+        show = self.show
+        async with aclosing(race):
+            async for item in race:
+                show(item)
+
+    def show(self, item: ColumnEvent) -> None:
+        """Show one column's event: text and reasoning go to its reply (drawn on the log's next frame), the
+        meter to its meter line; the last column's end brings the ranking."""
+        column = self.columns[item.column]
+        event: SessionEvent = item.event
+        if isinstance(event, TextDelta):
+            column.reply.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            column.reply.append_reasoning(event.text)
+        elif isinstance(event, Progress):
+            column.progress(event.reading, event.turn)
+        elif isinstance(event, Routed | Attempt):
+            column.turn = event.turn
+        elif isinstance(event, Fallback):
+            column.meter.show(fallback_text(event.failed, event.next, event.error))
+        elif isinstance(event, Finished) and not column.ended:
+            column.end(event.turn)
+            self._open -= 1
+            if not self._open:
+                self.call_after_refresh(self._all_ended)  # the last text first, then the ranking's new layout
+
+    def _all_ended(self) -> None:
+        ranking = self.ranking = rank([column.turn for column in self.columns if column.turn], self.config)
+        if not self._chosen and ranking.first_to_finish is not None:
+            self.keep(ranking.first_to_finish)
+        self._settle()
+        self.post_message(self.Ended(self, ranking))
+        self.refresh_bindings()
+
+    def _settle(self) -> None:
+        ranking = self.ranking
+        if ranking is None:
+            return
+        for column in self.columns:
+            priced = ranking.standings[column.index].cost_usd is not None
+            column.settle(ranking.cell("cost", column.index) if priced else None, column.index == self.kept)
+        self.ranking_table.show(ranking, self.kept)
+
+    # Keeping and cancelling
+
+    def keep(self, column: int) -> bool:
+        """Make ``column``'s reply the conversation's answer (through the race, when the view follows one);
+        whether it could be (the column ended with an answer)."""
+        shown = self.columns[column]
+        turn = shown.turn
+        if not shown.ended or turn is None or not turn.answered:
+            self.notify(f"Column {column + 1} has no finished reply to keep.", severity="warning")
+            return False
+        if self.race is not None:
+            self.race.keep(column)
+        self.kept = column
+        self._settle()
+        self.post_message(self.Kept(self, column, turn))
+        return True
+
+    def cancel(self, column: int | None = None) -> None:
+        """Stop ``column`` (``None``: every column) of the race the view follows; the text so far stays."""
+        if self.race is not None:
+            self.race.cancel(column)
+
+    def focused_column(self) -> CompareColumn | None:
+        """The column that has the focus, if one has."""
+        focused = self.screen.focused
+        return next((column for column in self.columns if focused is not None and column in focused.ancestors_with_self),
+                    None)
+
+    def action_keep(self, column: int) -> None:
+        if self.keep(column):
+            self._chosen = True
+
+    def action_cancel_column(self) -> None:
+        column = self.focused_column()
+        if column is None:
+            self.notify("Focus a column first (Tab), then x cancels it.", severity="warning")
+        elif not column.ended:
+            self.cancel(column.index)
+
+    def action_cancel_all(self) -> None:
+        self.cancel()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "keep":
+            return isinstance(parameters[0], int) and parameters[0] < len(self.columns)
+        if action in ("cancel_column", "cancel_all"):
+            return self.race is not None and self.streaming  # once all ended, Esc is the app's again
+        return True

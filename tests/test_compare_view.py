@@ -1,0 +1,249 @@
+"""The compare view (``ui/chat_log/compare.py``) driven with Pilot: a small app mounts it and it follows a
+``race()`` against loopback servers; SVG snapshots (fed fixed events, so the figures do not vary) at 160
+and 80 columns in both themes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import Footer
+
+from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.events import Attempt, Finished, Routed
+from fastchat_tui.meter import Meter
+from fastchat_tui.pricing import money
+from fastchat_tui.race import ColumnEvent, race
+from fastchat_tui.session import Session
+from fastchat_tui.sources.base import ErrorKind, SourceError, TextDelta
+from fastchat_tui.turn import SendOptions, Turn
+from fastchat_tui.ui.chat_log import CompareView
+from fastchat_tui.ui.themes import load_themes
+from tests.race_servers import WatchfulOpenAIServer
+from tests.servers import OpenAIServer, Script, split_tokens, synthetic_tokens
+
+FAST_REPLY = "## Fast\n\nA *short* answer with `code`:\n\n```python\nprint('hi')\n```\n\nDone fast."
+SLOW_REPLY = "## Slow\n\n- one\n- two\n\nDone slowly."
+
+
+class CompareApp(App[None]):
+    """A screen holding only a compare view (and the footer, which shows its keys)."""
+
+    def __init__(self, view: CompareView, theme: str = "fastchat-dark") -> None:
+        super().__init__()
+        for loaded in load_themes()[0]:
+            self.register_theme(loaded)
+        self.theme = theme
+        self.view = view
+        self.kept: list[int] = []
+        self.ended = 0
+
+    def compose(self) -> ComposeResult:
+        yield self.view
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.view.columns[0].chat.focus()
+
+    def on_compare_view_kept(self, message: CompareView.Kept) -> None:
+        self.kept.append(message.column)
+
+    def on_compare_view_ended(self, message: CompareView.Ended) -> None:
+        self.ended += 1
+
+
+def source(name: str, url: str, **extra: Any) -> SourceConfig:
+    return SourceConfig(name, "openai", url, f"{name}-model", tags=["hosted"], timeout_s=5, **extra)
+
+
+def session_for(*specs: SourceConfig) -> Session:
+    return Session(Config(sources={s.name: s for s in specs}), key_lookup=lambda spec: "test-key")
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+async def drawn(pilot: Pilot[None], view: CompareView) -> None:
+    await until(pilot, lambda: not any(column.chat.pending for column in view.columns))
+    await pilot.pause()
+
+
+def hint(view: CompareView) -> str:
+    """The ranking's last line, which says which reply is kept."""
+    region = view.ranking_table.content_region
+    return view.ranking_table.render_line(region.height - 1).text.strip()
+
+
+def column_text(view: CompareView, index: int) -> str:
+    chat = view.columns[index].chat
+    return "\n".join(chat.render_line(y).text.rstrip() for y in range(chat.size.height))
+
+
+async def test_two_columns_stream_side_by_side_and_the_first_to_finish_is_kept(spawn_server) -> None:
+    fast, slow = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
+    fast.push(Script(tokens=split_tokens(FAST_REPLY), rate_tps=1000))
+    slow.push(Script(tokens=split_tokens(SLOW_REPLY), ttft_s=0.5, rate_tps=100))
+    session = session_for(source("fast", fast.url, price_out=2.0), source("slow", slow.url))
+    view = CompareView.of(race(session, "hello", ["fast", "slow"]))
+    app = CompareApp(view)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await until(pilot, lambda: app.ended == 1)
+        await drawn(pilot, view)
+        left, right = (column.region for column in view.columns)
+        assert left.y == right.y and left.right <= right.x  # side by side
+        assert "print('hi')" in column_text(view, 0) and "Done fast." in column_text(view, 0)
+        assert "• one" in column_text(view, 1) and "Done slowly." in column_text(view, 1)
+        assert "```" not in column_text(view, 0) and "## " not in column_text(view, 1)  # rendered, not raw
+        meters = [column.meter.text for column in view.columns]
+        assert "TTFT" in meters[0] and "tok/s" in meters[0] and meters[0].startswith("✔ kept · ")
+        assert meters[0].endswith(money(len(split_tokens(FAST_REPLY)) * 2.0 / 1e6))
+        assert "TTFT" in meters[1] and "kept" not in meters[1] and "$" not in meters[1]
+        assert app.kept == [0] and view.kept == 0
+        assert session.messages[-1] == {"role": "assistant", "content": FAST_REPLY}
+        table = view.ranking_table
+        assert table.display and table.ranking is view.ranking and table.ranking.winners["ttft"] == (0,)
+        assert "kept: 1 fast (first to finish)" in hint(view)
+
+        await pilot.press("2")  # keep the other reply instead
+        assert app.kept == [0, 1] and view.kept == 1 and "✔ kept" in view.columns[1].meter.text
+        assert session.messages[-2:] == [{"role": "user", "content": "hello"},
+                                         {"role": "assistant", "content": SLOW_REPLY}]
+        assert "kept: 2 slow ·" in hint(view)
+        await pilot.press("3")  # no third column: the key does nothing
+        assert app.kept == [0, 1]
+    await session.aclose()
+
+
+async def test_four_stacked_columns_show_a_cut_and_a_rate_limit_in_their_own_columns(spawn_server) -> None:
+    servers = [spawn_server(OpenAIServer) for _ in range(4)]
+    servers[0].push(Script(tokens=split_tokens(FAST_REPLY), rate_tps=1000))
+    servers[1].push(Script(tokens=split_tokens(SLOW_REPLY), ttft_s=0.2, rate_tps=300))
+    servers[2].push(Script(tokens=synthetic_tokens(200), rate_tps=500, cut_after=12))
+    servers[3].push(Script(status=429, headers={"Retry-After": "30"}))
+    names = ["a", "b", "cut", "limited"]
+    session = session_for(*(source(name, server.url) for name, server in zip(names, servers)))
+    view = CompareView.of(race(session, "hello", names))
+    app = CompareApp(view)
+    async with app.run_test(size=(80, 50)) as pilot:
+        await until(pilot, lambda: app.ended == 1)
+        await drawn(pilot, view)
+        regions = [column.region for column in view.columns]
+        assert len({region.x for region in regions}) == 1 and [r.y for r in regions] == sorted(r.y for r in regions)
+        assert "Done fast." in column_text(view, 0) and "Done slowly." in column_text(view, 1)
+        assert "✂ cut" in column_text(view, 2)
+        assert "✖ error" in column_text(view, 3) and "429" in column_text(view, 3)
+        meters = [column.meter.text for column in view.columns]
+        assert meters[2].startswith("TTFT") and meters[2].endswith("cut")
+        assert meters[3] == "no reply: 429 rate limited"
+        assert view.columns[2].has_class("-failed") and view.columns[3].has_class("-failed")
+        assert not view.columns[0].has_class("-failed") and view.kept == 0
+        assert view.ranking is not None and view.ranking.cell("finish", 3) == "error"
+    await session.aclose()
+
+
+async def test_x_cancels_the_focused_column_and_escape_every_other(spawn_server) -> None:
+    servers = [spawn_server(WatchfulOpenAIServer) for _ in range(2)]
+    for server in servers:
+        server.push(Script(tokens=synthetic_tokens(5000), rate_tps=200))
+    session = session_for(source("a", servers[0].url), source("b", servers[1].url))
+    view = CompareView.of(race(session, "hello", ["a", "b"]))
+    app = CompareApp(view)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: all(column.reply.text for column in view.columns))
+        view.columns[1].chat.focus()
+        await pilot.press("x")
+        await until(pilot, lambda: view.columns[1].ended)
+        assert view.columns[1].reply.status == "cancelled" and not view.columns[0].ended
+        await until(pilot, lambda: len(servers[1].disconnects) == 1)
+        assert servers[0].disconnects == {}
+
+        await pilot.press("escape")
+        await until(pilot, lambda: app.ended == 1)
+        assert [column.reply.status for column in view.columns] == ["cancelled", "cancelled"]
+        await until(pilot, lambda: len(servers[0].disconnects) == 1)
+        assert view.kept is None and session.messages == []  # a cancelled reply is kept only by choice
+        await pilot.press("1")
+        assert view.kept == 0 and session.messages[-1]["content"] == view.columns[0].reply.text
+    await session.aclose()
+
+
+async def test_removing_the_view_cancels_the_race(spawn_server) -> None:
+    server = spawn_server(WatchfulOpenAIServer)
+    server.push(Script(tokens=synthetic_tokens(5000), rate_tps=200))
+    session = session_for(source("a", server.url))
+    view = CompareView.of(race(session, "hello", ["a"]))
+    app = CompareApp(view)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: bool(view.columns[0].reply.text))
+        await view.remove()
+        await until(pilot, lambda: len(server.disconnects) == 1)
+    await session.aclose()
+
+
+# -- snapshots: fixed events, so every figure is the same on every run ----------------------------
+
+def fixed_turn(name: str, text: str, *, ttft: float, seconds: float, status: str = "complete",
+               error: SourceError | None = None) -> Turn:
+    turn = Turn("Explain Python's GIL in two sentences.", SendOptions(source=name), source=name, model=f"{name}-model",
+                status=status, error=error)
+    if error is not None:
+        return turn
+    tokens = split_tokens(text)
+    turn.meter = meter = Meter(1000.0)
+    for index, token in enumerate(tokens):
+        turn.parts.append(token)
+        meter.text(1000.0 + ttft + (seconds - ttft) * index / max(len(tokens) - 1, 1))
+    meter.usage(len(tokens) * 3, 40)
+    meter.done(1000.0 + seconds)
+    return turn
+
+
+GIL = ("The **GIL** lets one thread run Python bytecode at a time, so CPU-bound threads take turns.\n\n"
+       "```python\nimport threading\n```\n\nI/O-bound threads still overlap.")
+
+
+def snapshot_view() -> CompareView:
+    config = Config(sources={
+        "groq": source("groq", "https://api.groq.example/v1", price_in=0.59, price_out=0.79),
+        "local": SourceConfig("local", "ollama", "http://127.0.0.1:11434", "qwen3:8b", tags=["local"]),
+        "openrouter": source("openrouter", "https://openrouter.example/api/v1", price_in=2.5, price_out=10.0),
+    })
+    return CompareView(["groq · llama-3.3-70b", "local · qwen3:8b", "openrouter · gpt-4o"], config)
+
+
+def feed(view: CompareView) -> None:
+    turns = [
+        fixed_turn("groq", GIL, ttft=0.118, seconds=0.41),
+        fixed_turn("local", GIL.replace("take turns", "wait for each other"), ttft=0.302, seconds=2.95),
+        fixed_turn("openrouter", "", ttft=0, seconds=0, status="error", error=SourceError(
+            ErrorKind.RATE_LIMITED, "openrouter: rate limited (HTTP 429: Rate limit reached); retry in 30 s",
+            source="openrouter", status=429)),
+    ]
+    for column, turn in enumerate(turns):
+        view.show(ColumnEvent(column, Routed(turn)))
+        view.show(ColumnEvent(column, Attempt(turn, turn.source or "")))
+        for part in turn.parts:
+            view.show(ColumnEvent(column, TextDelta(part, 0.0)))
+    for column in (0, 2, 1):
+        view.show(ColumnEvent(column, Finished(turns[column])))
+
+
+@pytest.mark.parametrize("theme", ["fastchat-dark", "fastchat-light"])
+@pytest.mark.parametrize("width", [160, 80])
+def test_compare_view_snapshot(snap_compare, theme: str, width: int) -> None:  # type: ignore[no-untyped-def]
+    view = snapshot_view()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        feed(view)
+        await drawn(pilot, view)
+
+    assert snap_compare(CompareApp(view, theme), terminal_size=(width, 34 if width == 160 else 48), run_before=run_before)
