@@ -15,7 +15,7 @@ from textual.widgets import Footer
 
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Attempt, Finished, Routed
-from fastchat_tui.meter import Meter
+from fastchat_tui.meter import Meter, summary
 from fastchat_tui.pricing import money
 from fastchat_tui.race import ColumnEvent, race
 from fastchat_tui.session import Session
@@ -107,6 +107,11 @@ async def test_two_columns_stream_side_by_side_and_the_first_to_finish_is_kept(s
         assert "TTFT" in meters[0] and "tok/s" in meters[0] and meters[0].startswith("✔ kept · ")
         assert meters[0].endswith(money(len(split_tokens(FAST_REPLY)) * 2.0 / 1e6))
         assert "TTFT" in meters[1] and "kept" not in meters[1] and "$" not in meters[1]
+        for column, server in zip(view.columns, (fast, slow)):  # each line is its own column's meter
+            reading = column.turn.reading()  # type: ignore[union-attr]
+            assert reading is not None and summary(reading) in column.meter.text
+            assert reading.output_tokens == len(server.stream_requests()[0].send_times)
+        assert view.columns[1].turn.reading().ttft_s >= 0.5  # type: ignore[union-attr, operator]  # as scripted
         assert app.kept == [0] and view.kept == 0
         assert session.messages[-1] == {"role": "assistant", "content": FAST_REPLY}
         table = view.ranking_table

@@ -237,7 +237,7 @@ def test_config_init_does_not_write_into_a_fifo(tmp_path: Path):
     path = tmp_path / "config.toml"
     os.mkfifo(path)
     done = fastchat(tmp_path, "config", "init", "--force", config=path, timeout=60)  # it used to wait for a reader
-    assert done.returncode == 2 and f"fastchat: {path}: not a regular file (it is a FIFO" in done.stderr
+    assert done.returncode == 2 and f"fastchat: {path}: not a regular file (it is a named pipe)" in done.stderr
 
 
 def test_a_config_larger_than_the_bound_is_refused(tmp_path: Path):

@@ -104,11 +104,11 @@ class ColumnEvent(NamedTuple):
 
 
 _END = object()
-"""Put on the queue when the last column has ended."""
+"""Put on the queue (of column events, and a column's unexpected exception) when the last column has ended."""
 
 
 class Race:
-    """One prompt streaming to several sources at once; iterate it for the merged :class:`ColumnEvent`\\ s.
+    """One prompt streaming to several sources at once; iterating it gives every column's events, merged.
 
     Columns start on the first iteration (or :meth:`cancel`). Use it as ``async with aclosing(race)``:
     leaving early, or cancelling the task that iterates, cancels every column and waits until each has
@@ -143,7 +143,7 @@ class Race:
         """In ``"race"`` mode, the column that won; ``None`` until one did (or when none could)."""
         self.kept: int | None = None
         """The column whose reply is the conversation's answer (:meth:`keep`)."""
-        self._queue: asyncio.Queue[ColumnEvent | BaseException | object] | None = None
+        self._queue: asyncio.Queue[object] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._finished = [False] * len(self.contenders)
         self._running = 0
@@ -163,7 +163,7 @@ class Race:
 
     # -- running ----------------------------------------------------------------------------
 
-    def _start(self) -> asyncio.Queue[ColumnEvent | BaseException | object]:
+    def _start(self) -> asyncio.Queue[object]:
         if self._queue is None:
             self._queue = asyncio.Queue()
             self._running = len(self.contenders)

@@ -319,7 +319,7 @@ class Database:
             message = _repair(self.path, exc)
             self._conn = _connect(self.path)
         except (StoreError, sqlite3.Error) as again:
-            self._conn = _connect(Path(":memory:"))  # keep the app running; nothing is saved from here on
+            self._conn = _in_memory()  # keep the app running; nothing is saved from here on
             said = again.message if isinstance(again, StoreError) else f"the history database {self.path} is damaged ({again})"
             return f"{said}; this session is not being saved."
         self._tokenizer = _fts_tokenizer(self._conn)
@@ -386,6 +386,13 @@ def _connect(path: Path) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
+    return conn
+
+
+def _in_memory() -> sqlite3.Connection:
+    """An empty history in memory, for a session that can keep none on disk."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    _migrate(conn, Path(":memory:"))
     return conn
 
 
@@ -575,12 +582,18 @@ def _unopenable(path: Path, exc: sqlite3.DatabaseError) -> bool:
 def _repair(path: Path, exc: BaseException) -> str:
     """Mend a damaged history, keeping everything that can be read; returns the words that say what was kept.
 
-    Raises :class:`StoreError` when the damaged file cannot be moved aside.
+    Raises :class:`StoreError` when the damaged file cannot be moved aside, or the new one cannot be written.
     """
     if _rebuild_search(path):
         return f"the search index of {path} was damaged and has been rebuilt; nothing was lost."
     kept_as = _move_aside(path, exc)
-    salvaged = _salvage(kept_as, path)
+    try:
+        salvaged = _salvage(kept_as, path)
+    except sqlite3.Error as again:  # the copy failed (the disk is full, say): leave nothing half made
+        for leftover in (path, path.with_name(path.name + "-journal")):
+            leftover.unlink(missing_ok=True)
+        raise StoreError(f"{path} was damaged and could not be repaired ({_problem(path, again)}); "
+                         f"the damaged file is kept as {kept_as}") from None
     if salvaged is None or not salvaged.kept_anything:
         return _replaced(path, exc, kept_as)
     return salvaged.words(path, kept_as)

@@ -3,7 +3,9 @@
 Each column is a `ChatLog` holding one reply, so every column streams through the transcript's
 own fast path (finished blocks rendered once, the tail at most once per frame, only the lines on
 screen drawn), with a meter line of its own under it (TTFT, live rate, tokens; then the meter's
-summary and the cost). Narrower than `STACK_BELOW` cells, the columns are stacked.
+summary and the cost). Narrower than `STACK_BELOW` cells, the columns are stacked. A
+column draws no scrollbar: redrawn on every frame, four of them took most of the time of
+each screen update (the log's "not following" marker still says when one is scrolled up).
 
 The view shows a race's events (`fastchat_tui.race.ColumnEvent`): it follows a race (`follow`),
 or is fed them (`show`). When every column has ended, a ranking row marks each figure's winner
