@@ -1,7 +1,8 @@
 """End-to-end figures of the compare view in a real terminal (tmux), against loopback servers in other processes.
 
 For each scenario (columns x rate) it streams a 10,000-token Markdown reply from every server at once into
-the compare view running in a tmux pane and prints medians over several runs of:
+the compare view running in a tmux pane and prints medians over several runs of (one column at the same
+rate is the reference: on a machine busy with other work every figure grows, the load average is printed):
 
 * render lag per column: from that server's write of its last token to the token being on the screen
   (tmux ``capture-pane`` polled every ~2 ms, so figures carry ~2-4 ms of polling error);
@@ -96,7 +97,7 @@ def run_app(config_path: Path) -> None:
 # -- driving it ---------------------------------------------------------------------------------
 
 def start_server(tokens_file: Path, rate: float | None, record: Path, ttft: float = 0.05) -> tuple[subprocess.Popen[str], str]:
-    args = [sys.executable, "-m", "tests.race_servers", "--tokens-file", str(tokens_file), "--ttft", str(ttft),
+    args = [os.path.abspath(sys.executable), "-m", "tests.race_servers", "--tokens-file", str(tokens_file), "--ttft", str(ttft),
             "--record", str(record)]
     if rate:
         args += ["--rate", str(rate)]
@@ -165,9 +166,13 @@ def proc_stat(pid: int) -> tuple[float, float]:
 
 def one_run(env: dict[str, str], config: Path, records_: list[Path], run: int, typed_at: float) -> dict[str, object]:
     tmux("kill-session", "-t", SESSION)
-    command = f"exec {sys.executable} {Path(__file__).resolve()} --app {config}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", SESSION, "-x", str(SIZE[0]), "-y", str(SIZE[1]), command],
-                   env=env, check=True)
+    command = f"exec {os.path.abspath(sys.executable)} {Path(__file__).resolve()} --app {config}"
+    for attempt in range(5):  # a tmux server still exiting after the last kill-session refuses a new session
+        started = subprocess.run(["tmux", "new-session", "-d", "-s", SESSION, "-x", str(SIZE[0]), "-y", str(SIZE[1]),
+                                  command], env=env, check=attempt == 4)
+        if started.returncode == 0:
+            break
+        time.sleep(0.2)
     wait_for(lambda text: "Ask every source" in text)
     pid = int(tmux("display", "-p", "-t", SESSION, "#{pane_pid}").strip())
     time.sleep(0.5)  # let start-up work finish before measuring CPU
@@ -214,7 +219,9 @@ def scenario(scratch: Path, env: dict[str, str], columns: int, rate: float, n_to
             proc.terminate()
             proc.wait()
     lags = [lag for r in results for lag in r["lag_ms"]]  # type: ignore[attr-defined]
-    print(f"\n{columns} columns x {rate:,.0f} tok/s (stream {statistics.median(r['stream_s'] for r in results):.2f} s):")
+    load = " ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"\n{columns} column{'s' if columns > 1 else ''} x {rate:,.0f} tok/s "
+          f"(stream {statistics.median(r['stream_s'] for r in results):.2f} s, load average after {load}):")
     print(f"  render lag, ms (every column) {med(lags)}")
     for column in range(columns):
         print(f"    column {column + 1}                  {med([r['lag_ms'][column] for r in results])}")  # type: ignore[index]
@@ -271,7 +278,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--app", type=Path, help=argparse.SUPPRESS)  # the pane's app, with this config
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--scenarios", default="2x5000,4x1500", help="COLUMNSxRATE, comma-separated")
+    parser.add_argument("--scenarios", default="1x5000,2x5000,4x1500",
+                        help="COLUMNSxRATE, comma-separated (1 column: the same app's single-stream reference)")
     parser.add_argument("--tokens", type=int, default=10_000)
     args = parser.parse_args()
     if args.app:

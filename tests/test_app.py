@@ -141,11 +141,13 @@ async def test_source_picker_shows_models_and_reachability(tmp_path, openai_serv
         await until(pilot, lambda: len(app.probes) == 2)
         app.action_pick_source()
         await until(pilot, lambda: isinstance(app.screen, SourcePicker) and app.screen.query("OptionList"))
-        rows = [str(option.prompt) for option in app.screen.query_one("OptionList").options]
-        assert rows[0].startswith("auto")
-        assert "test-model" in rows[1] and "reachable" in rows[1]
-        assert "unreachable" in rows[2]
-        await pilot.press("down", "down", "enter")
+        await until(pilot, lambda: not app.screen.asking)  # the model lists, asked as it opened
+        rows = [str(option.prompt).split() for option in app.screen.query_one("OptionList").options]
+        assert rows[0][:2] == ["●", "auto"]  # the selection now
+        assert rows[1][:4] == ["fast", "openai", "·", "●"] and "reachable" in rows[1]
+        assert rows[2][:3] == ["test-model", "configured", "·"]  # its model, under it (issue 14)
+        assert rows[3][0] == "local" and "unreachable" in rows[3]
+        await pilot.press("down", "down", "down", "enter")
         await until(pilot, lambda: not isinstance(app.screen, SourcePicker))
         assert app.session.selected == "local"
 

@@ -275,7 +275,8 @@ def test_packaged_model_is_listed_from_its_chunks_and_assembled_once(tmp_path: P
     monkeypatch.delitem(sys.modules, "fake_gguf_pkg", raising=False)
     env = _env(tmp_path, XDG_CACHE_HOME=str(tmp_path / "cache"))
 
-    found = gguf.discover(env, packages=(Package("fake_gguf_pkg", "fake-gguf-pkg"), Package("not_installed_x", "x")))
+    found = gguf.discover(env, packages=(Package("fake_gguf_pkg", "fake-gguf-pkg", "fake-model-q4_k_m"),
+                                         Package("not_installed_x", "x", "x")))
     [model] = found.models
     assert model.name == "fake-model-q4_k_m" and model.origin == "package fake-gguf-pkg" and model.size == len(data)
     assert model.path == tmp_path / "cache" / "fastchat" / "models" / "fake-model-q4_k_m.gguf"

@@ -113,7 +113,7 @@ def test_arguments_that_are_not_utf8_are_decoded_by_the_same_rule(tmp_path, serv
 
 def test_review_with_a_file_name_and_a_focus_that_are_not_utf8(tmp_path, server):
     (tmp_path / os.fsdecode(b"caf\xe9.py")).write_bytes(b"x = 1\n")
-    done = fastchat(child_env(tmp_path, server.url), "review", "-m", b"focus on \xff", str(tmp_path).encode()
+    done = fastchat(child_env(tmp_path, server.url), "review", "--focus", b"focus on \xff", str(tmp_path).encode()
                     + b"/caf\xe9.py")
     assert done.returncode == 0
     prompt = sent_prompt(server)

@@ -120,7 +120,7 @@ def test_piped_diff_is_sent_as_a_diff_with_old_and_new_line_numbers(tmp_path, se
 def test_two_files_with_a_focus(tmp_path, server):
     (tmp_path / "a.py").write_bytes(PY)
     (tmp_path / "b.sh").write_bytes(b"#!/bin/sh\nrm -rf $DIR/\n")
-    done = review(tmp_path, server.url, "-m", "focus on security", "a.py", "b.sh")
+    done = review(tmp_path, server.url, "--focus", "focus on security", "a.py", "b.sh")
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode() == REPLY_TEXT
     prompt = sent_prompt(server)

@@ -5,8 +5,10 @@ Each subcommand lives in ``fastchat_tui.commands.<name>`` and provides
 function taking the parsed arguments and returning an exit code. Heavy
 packages (openai, ollama, textual) are imported only by the command that runs.
 
-The rules every command shares live here, once: a ``-s`` given before the command is the
-command's own ``-s`` (or is refused), an unknown source is a usage error, a mistyped option
+The rules every command shares live here, once: a first word that is not a command is a prompt
+for ``ask`` (``fastchat "question"``; a single word close to a command's name is refused as a
+mistyped command instead), a ``-s``, ``-m``, ``-c`` or ``--chat`` given before the command is the
+command's own (or is refused), an unknown source is a usage error, a mistyped option
 gets the usage of the command it was given to, a reader that goes away (``| head``)
 ends the command quietly, and SIGTERM and SIGHUP end it as Ctrl+C does (a streaming reply is
 kept, marked cancelled and saved), with the exit code a shell expects (143, 129).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import errno
 import importlib
 import os
@@ -27,12 +30,17 @@ from types import FrameType
 from typing import Any
 
 from fastchat_tui import __version__
-from fastchat_tui.commands.common import CommandError, fail
+from fastchat_tui.commands.common import CommandError, add_chat_options, add_model_option, fail
 from fastchat_tui.config import ConfigError
 
 COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench", "models")
 ONE_SOURCE = (None, "ask", "review", "route")
 """The chat and the commands whose ``-s`` names one source or ``auto`` (bench's names a list it checks itself)."""
+GLOBAL = (("--source", "source", "takes no source"), ("--model", "model", "takes no model"),
+          ("--continue", "continue_chat", "continues no chat"), ("--chat", "chat_id", "continues no chat"))
+"""The options of the chat that a command may take too: (option, dest, what a command without it does not do)."""
+TYPO_CUTOFF = 0.75
+"""How like a command's name a lone word must be (difflib's ratio) to be taken as that command mistyped."""
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
@@ -57,32 +65,83 @@ def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
     """The top-level parser and each command's parser by name."""
     parser = _Parser(
         prog="fastchat",
-        description="Chat with fast hosted, local Ollama and OpenAI-compatible sources from one terminal.",
+        description="Chat with fast hosted, local Ollama and OpenAI-compatible sources from one terminal. "
+                    "`fastchat` alone opens the chat; `fastchat \"question\"` (a first word that is not a COMMAND) "
+                    "runs `fastchat ask \"question\"`.",
     )
     parser.add_argument("--version", action="version", version=f"fastchat {__version__}")
     parser.add_argument("-s", "--source", dest="global_source", metavar="SOURCE",
                         help="the source for the chat, or for a COMMAND that takes -s (default: the config's "
                              "default_source)")
+    add_model_option(parser, dest="global_model")
+    add_chat_options(parser, prefix="global_")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"fastchat_tui.commands.{name}").register(subparsers)
     return parser, subparsers.choices
 
 
-def _apply_global_source(args: argparse.Namespace, commands: dict[str, _Parser]) -> None:
-    """``fastchat -s X COMMAND ...``: X becomes the command's own ``-s``, or is refused if it has none."""
-    given = vars(args).pop("global_source")
-    if args.command is None:
-        args.source = given
-        return
-    if given is None:
-        return
-    command = commands[args.command]
-    if "--source" not in command._option_string_actions:  # argparse has no public list of a parser's options
-        command.error(f"-s {given} was given before '{args.command}', which takes no source")
-    if args.source not in (None, given):
-        command.error(f"two different sources: -s {given} before '{args.command}' and -s {args.source} after it")
-    args.source = given
+def _bare_prompt(argv: list[str], parser: _Parser, commands: dict[str, _Parser]) -> list[str]:
+    """``fastchat "question"``: a first word that is neither an option nor a command makes the line an
+    ``ask`` (with every option given, which ``ask`` takes too). A lone word that looks like a command's
+    name mistyped (``fastchat histroy``) is a usage error that suggests the command."""
+    words = _positionals(argv, commands["ask"])
+    if not words or words[0] in commands:
+        return argv
+    first = words[0]
+    close = difflib.get_close_matches(first.lower(), COMMANDS, n=1, cutoff=TYPO_CUTOFF)
+    if close and len(words) == 1 and not first.split()[1:]:
+        parser.error(f"unknown command '{first}'; did you mean 'fastchat {close[0]}'? "
+                     f"(to send it as a prompt: fastchat ask {first})")
+    return ["ask", *argv]
+
+
+def _positionals(argv: list[str], ask: _Parser) -> list[str]:
+    """The words of ``argv`` that are not options or their values, read as ``ask`` reads them; empty when an
+    option ``ask`` does not know comes first (``--version``, a mistake: argparse answers it)."""
+    options = ask._option_string_actions  # argparse has no public list of a parser's options
+    words: list[str] = []
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        index += 1
+        if word == "--":
+            return words + argv[index:]
+        if not word.startswith("-") or word == "-":
+            words.append(word)
+            continue
+        name, equals, _ = word.partition("=")
+        action = options.get(name) or (options.get(word[:2]) if not word.startswith("--") else None)
+        if action is None:
+            return words
+        if action.nargs != 0 and not equals and name in options:  # the value is the next word
+            index += 1
+    return words
+
+
+def _apply_global(args: argparse.Namespace, commands: dict[str, _Parser]) -> None:
+    """``fastchat -s X -m M -c COMMAND ...``: each becomes the command's own option, or is refused if it has none."""
+    for option, dest, lacking in GLOBAL:
+        given = vars(args).pop(f"global_{dest}")
+        if args.command is None:
+            setattr(args, dest, given)
+            continue
+        if given in (None, False):
+            continue
+        command = commands[args.command]
+        shown = _short(option) if given is True else f"{_short(option)} {given}"
+        if option not in command._option_string_actions:  # argparse has no public list of a parser's options
+            command.error(f"{shown} was given before '{args.command}', which {lacking}")
+        if getattr(args, dest) not in (None, False, given):
+            noun = option.lstrip("-")
+            command.error(f"two different {noun}s: {shown} before '{args.command}' and "
+                          f"{_short(option)} {getattr(args, dest)} after it")
+        setattr(args, dest, given)
+
+
+def _short(option: str) -> str:
+    """``-s`` for ``--source``, ``-m`` for ``--model``; ``--chat`` has no short form."""
+    return {"--source": "-s", "--model": "-m", "--continue": "-c"}.get(option, option)
 
 
 def _check_source(args: argparse.Namespace) -> None:
@@ -156,8 +215,8 @@ def _main(argv: list[str]) -> int:
     install_excepthook()
     install_log_redaction()
     parser, commands = build_parser()
-    args = parser.parse_args(argv)
-    _apply_global_source(args, commands)
+    args = parser.parse_args(_bare_prompt(argv, parser, commands))
+    _apply_global(args, commands)
     try:
         _check_source(args)
         run = getattr(args, "run", None)

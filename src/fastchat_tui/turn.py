@@ -36,6 +36,10 @@ class SendOptions:
     """Reasoning control for this request (``True``/``False``/``"low"``…); ``None``: the source's configured one."""
     allow_sensitive: bool = False
     """The user's override, for this request only, of the rule that a sensitive prompt goes only to a private source."""
+    system: str | None = None
+    """The system prompt of this request, in place of the source's or the config's ``system_prompt`` (``""``: none)."""
+    temperature: float | None = None
+    """The sampling temperature of this request, in place of the source's or the config's; ``None``: theirs."""
 
 
 ENDED = ("complete", "truncated", "empty", "cut", "error", "cancelled")

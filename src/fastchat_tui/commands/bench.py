@@ -3,6 +3,10 @@
 Progress goes to stderr while it runs; the comparison table (or ``--json``) goes to
 stdout. Results are saved in the history store; ``--history`` shows how each source
 changed over time. Exit code 1 when some source had no successful run at all.
+
+``-m MODEL`` (repeatable) benches a model instead of the source's configured one: ``SOURCE/MODEL``, or a
+name one source serves (with ``-s``, one of those sources), which adds that source to the bench. A
+bench measures one model per source; for two models of one source, run it once for each.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import argparse
 import asyncio
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -29,21 +34,20 @@ from fastchat_tui.bench import (
     fmt_tokens,
     run_bench,
 )
-from fastchat_tui.commands.common import INPUT_ERROR, CommandError, fail, load_config, read_input, text_argument
+from fastchat_tui.commands.common import (
+    INPUT_ERROR,
+    CommandError,
+    choose_model,
+    fail,
+    load_config,
+    positive as _positive,
+    read_input,
+    text_argument,
+)
 from fastchat_tui.config import Config
 from fastchat_tui.dates import local_minute
 from fastchat_tui.inputs import InputError, argument
 from fastchat_tui.store import BenchRow, StoreError, open_history
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-s", "--source", help="comma-separated source names (default: every configured source)")
+    parser.add_argument("-m", "--model", action="append", metavar="MODEL",
+                        help="bench this model (SOURCE/MODEL, or a name one source serves) instead of its source's "
+                             "configured one; repeat for more sources")
     parser.add_argument("--repeat", type=_positive, default=DEFAULT_REPEAT,
                         help=f"measured runs per source (default {DEFAULT_REPEAT})")
     parser.add_argument("--max-tokens", type=_positive, default=DEFAULT_MAX_TOKENS,
@@ -77,6 +84,21 @@ def _names(arg: str | None, configured: list[str]) -> list[str]:
         raise CommandError(f"no source named {', '.join(repr(n) for n in unknown)}"
                            f" (configured: {', '.join(configured) or 'none'})", 2)
     return list(dict.fromkeys(names))
+
+
+def _with_models(config: Config, specs: list[str], named: list[str]) -> tuple[Config, list[str]]:
+    """The config with each ``-m`` model in place of its source's configured one, and the sources to bench:
+    those ``-s`` named (``named``), else those the models picked."""
+    chosen: dict[str, str] = {}
+    for spec in specs:
+        choice = choose_model(config, text_argument(spec, "the -m model"), named)
+        if chosen.get(choice.source, choice.model) != choice.model:
+            raise CommandError(f"two models for {choice.source} ({chosen[choice.source]}, {choice.model}): a bench "
+                               "measures one model per source; run it once for each", 2)
+        chosen[choice.source] = choice.model
+    sources = {name: replace(spec, model=chosen[name]) if name in chosen else spec
+               for name, spec in config.sources.items()}
+    return replace(config, sources=sources), named or list(chosen)
 
 
 def _prompt(args: argparse.Namespace, config: Config) -> str:
@@ -105,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     names = _names(args.source, list(config.sources))
     if not names:
         raise CommandError("no sources configured: run `fastchat config init`", 2)
+    if args.model:
+        config, names = _with_models(config, args.model, names if args.source else [])
     prompt = _prompt(args, config)
     progress = _ProgressPrinter(sys.stderr)
     session = bench_session(config)

@@ -1,16 +1,24 @@
-"""Small helpers shared by the subcommands: errors, the config, and reading the user's input."""
+"""Small helpers shared by the subcommands: errors, the config, reading the user's input, and the options
+that say how a prompt is sent (``-m``, ``-c``/``--chat``, ``--system``, ``--temperature``, ``-t``)."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import os
 import sys
 import threading
-from collections.abc import Callable
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from fastchat_tui.attachment import human_size
-from fastchat_tui.config import Config, ConfigError, load
+from fastchat_tui.config import Config, ConfigError, Template, load
 from fastchat_tui.inputs import InputError, InputText, argument, read, read_path
+
+if TYPE_CHECKING:
+    from fastchat_tui.catalog import ModelChoice
+    from fastchat_tui.session import Session
+    from fastchat_tui.turn import SendOptions
 
 INPUT_ERROR = 1
 """The exit code of input that cannot be used (too large, binary, unreadable, empty), in every command."""
@@ -100,6 +108,147 @@ def text_argument(value: str, what: str) -> str:
     if warning:
         warn(warning)
     return text
+
+
+def positive(text: str) -> int:
+    """An option's whole number of at least 1 (``--max-tokens``, ``--chat``, ``--repeat``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def temperature(text: str) -> float:
+    """``--temperature``: a number from 0 to 2, as every provider takes it."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 <= value <= 2:  # NaN too
+        raise argparse.ArgumentTypeError("must be from 0 to 2")
+    return value
+
+
+def add_model_option(parser: argparse.ArgumentParser, dest: str = "model") -> None:
+    parser.add_argument("-m", "--model", dest=dest, metavar="MODEL",
+                        help="the model: SOURCE/MODEL, or a model name one source serves, which then picks the "
+                             "source (`fastchat models` lists them)")
+
+
+def add_chat_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
+    chat = parser.add_mutually_exclusive_group()
+    chat.add_argument("-c", "--continue", dest=f"{prefix}continue_chat", action="store_true",
+                      help="continue the most recent chat")
+    chat.add_argument("--chat", dest=f"{prefix}chat_id", type=positive, metavar="ID",
+                      help="continue chat ID (`fastchat history` lists them)")
+
+
+def add_prompt_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``ask`` and ``review`` that say how the prompt is sent and its reply printed."""
+    add_model_option(parser)
+    parser.add_argument("--system", metavar="TEXT",
+                        help="the system prompt of this request, instead of the source's or the config's "
+                             "system_prompt (\"\" sends none)")
+    parser.add_argument("--temperature", type=temperature, metavar="T",
+                        help="the sampling temperature, 0 to 2 (default: the source's or the config's "
+                             "temperature, else the server's)")
+    parser.add_argument("--max-tokens", type=positive, metavar="N", help="cap the reply length")
+    parser.add_argument("-t", "--template", metavar="NAME",
+                        help="a [templates.NAME] prompt of the config: its system prompt, and its prompt with "
+                             "$input replaced by the input")
+    parser.add_argument("--no-stream", action="store_true",
+                        help="write the whole reply to stdout at once when it ends, instead of as it streams")
+
+
+def template(config: Config, name: str | None) -> Template | None:
+    """The ``-t NAME`` template; an unknown name is a usage error that lists those there are."""
+    if name is None:
+        return None
+    found = config.templates.get(name)
+    if found is None:
+        there = ", ".join(config.templates) or "none yet: add a [templates.NAME] table to the config"
+        raise CommandError(f"no template named '{name}' (configured: {there})", 2)
+    return found
+
+
+def send_options(args: argparse.Namespace, config: Config, chosen: Template | None) -> SendOptions:
+    """How ``ask`` and ``review`` send: ``-s``, ``-m`` (a model names its source), ``--max-tokens``,
+    ``--system`` (else the template's), ``--temperature``, ``--allow-sensitive``."""
+    from fastchat_tui.turn import SendOptions
+
+    source, model = args.source, None
+    if args.model is not None:
+        choice = choose_model(config, text_argument(args.model, "the -m model"), [args.source] if args.source else [])
+        source, model = choice.source, choice.model
+    system = text_argument(args.system, "the --system text") if args.system is not None else None
+    if system is None and chosen is not None:
+        system = chosen.system
+    return SendOptions(source=source, model=model, max_tokens=args.max_tokens, allow_sensitive=args.allow_sensitive,
+                       system=system, temperature=args.temperature)
+
+
+def choose_model(config: Config, spec: str, sources: Sequence[str] = ()) -> ModelChoice:
+    """What ``-m SPEC`` names, asking the sources that serve what it could name (see
+    :func:`fastchat_tui.catalog.resolve_in`). With ``sources`` (``-s``), a bare name is a model of those: of
+    the one source as given, or the one of several that lists it. A spec that names no model, or more than
+    one, is a usage error that lists what there is."""
+    from fastchat_tui.catalog import Catalog, ModelSpecError, resolve_in
+    from fastchat_tui.session import Session
+
+    spec = spec.strip()
+    named = [name for name in sources if name != "auto"]
+    head, slash, _ = spec.partition("/")
+    sourced = bool(slash) and head in config.sources
+    if sourced and named and head not in named:
+        raise CommandError(f"-m {spec} names the source {head}, but -s names {', '.join(named)}", 2)
+    if not sourced and len(named) == 1:
+        spec = f"{named[0]}/{spec}"
+    session = Session(config)
+    catalog = Catalog(config, session.source)
+
+    async def ask() -> ModelChoice:
+        try:
+            if not sourced and len(named) > 1:
+                return resolve_in(config, await catalog.listings(named), spec)
+            return await catalog.resolve(spec)
+        finally:
+            await session.aclose()
+
+    try:
+        choice = asyncio.run(ask())
+    except ModelSpecError as exc:
+        raise CommandError(exc.message, 2) from None
+    listing = catalog.cached(choice.source)
+    if not choice.listed and listing is not None and listing.error is None:
+        warn(f"{choice.source} does not list {choice.model}; sending it there anyway")
+    return choice
+
+
+def continue_chat(session: Session, latest: bool, chat_id: int | None) -> None:
+    """``-c`` (``latest``) or ``--chat ID``: the session goes on with that saved chat, its messages sent as
+    context and the new reply saved into it. With no chat saved yet, ``-c`` starts one (and says so)."""
+    if not latest and chat_id is None:
+        return
+    from fastchat_tui.store import ChatRecorder, StoreError
+
+    recorder = session.recorder
+    if not isinstance(recorder, ChatRecorder):
+        raise CommandError("history is not being saved, so there is no chat to continue", 1)
+    try:
+        if chat_id is None:
+            chats = recorder.store.chats(limit=1)
+            if not chats:
+                warn("no saved chat to continue yet; this starts one")
+                return
+            chat_id = chats[0].id
+        elif recorder.store.chat(chat_id) is None:
+            raise CommandError(f"no chat with id {chat_id} (`fastchat history` lists them)", 2)
+        session.resume(chat_id)
+    except StoreError as exc:
+        raise CommandError(exc.message) from None
 
 
 def read_input(path: str, name: str, config: Config, *, max_lines: int | None = None) -> InputText:

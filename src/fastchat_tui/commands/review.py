@@ -1,7 +1,12 @@
 """``fastchat review``: a code review of files, a diff or piped code.
 
     cat app.py | fastchat review          git diff | fastchat review
-    fastchat review a.py b.py             fastchat review -m "focus on security" a.py
+    fastchat review a.py b.py             fastchat review --focus "security" a.py
+    fastchat review -m local/llama3.2 a.py    fastchat review -t NAME a.py  (a [templates.NAME] prompt)
+
+``-m`` names the model, as everywhere in fastchat (it was the focus before; that is ``--focus`` now).
+With ``-t``, the template's ``$input`` is the review prompt fastchat builds (instructions and numbered
+lines), so a template adds to the review: a system prompt, a focus, the language to answer in.
 
 On a terminal the chat opens with the inputs attached and the review streaming, and the
 conversation goes on from there (the keyboard is read from the terminal even when the input
@@ -25,12 +30,15 @@ from fastchat_tui.commands.ask import add_reasoning_option, shows_reasoning, str
 from fastchat_tui.commands.common import (
     INPUT_ERROR,
     CommandError,
+    add_prompt_options,
     attach_keyboard,
     fail,
     is_terminal,
     load_config,
     read_input,
+    send_options,
     stdin_is_piped,
+    template,
     text_argument,
     warn,
 )
@@ -52,14 +60,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("files", nargs="*", metavar="FILE",
                         help="files to review; '-' reads stdin (the default when stdin is a pipe)")
-    parser.add_argument("-m", "--message", metavar="TEXT",
-                        help="what the review should focus on, e.g. \"focus on security\"")
+    parser.add_argument("--focus", metavar="TEXT", help="what the review should focus on, e.g. \"security\"")
     parser.add_argument("-s", "--source", help="source name, or 'auto' (default: the router's choice for reviews)")
+    add_prompt_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
     parser.add_argument("--plain", action="store_true", help="print Markdown to stdout even when it is a terminal (no chat)")
     parser.add_argument("--max-lines", type=int, metavar="N",
                         help="read and send only the first N lines of each input (the prompt says so)")
-    parser.add_argument("--max-tokens", type=int, help="cap the reply length")
     parser.add_argument("--allow-sensitive", action="store_true",
                         help="send this prompt even if it looks sensitive and the source is not private (this request only)")
     add_reasoning_option(parser)
@@ -77,7 +84,11 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             "nothing to review: name files (fastchat review a.py b.py) or pipe input (git diff | fastchat review)", 2
         )
-    focus = text_argument(args.message, "the -m text") if args.message is not None else None
+    focus = text_argument(args.focus, "the --focus text") if args.focus is not None else None
+    chosen = template(config, args.template)
+    if args.model is not None and args.model.split()[1:]:  # a model's name has no spaces: a focus, as -m was once
+        raise CommandError("-m names the model now; for what the review should focus on, use --focus TEXT", 2)
+    base = send_options(args, config, chosen)
 
     try:
         attachments = review.read_inputs(
@@ -91,13 +102,13 @@ def run(args: argparse.Namespace) -> int:
                  "there)")
 
     prompt = review.build_prompt(attachments, focus)
+    if chosen is not None:
+        prompt = chosen.render(prompt)
     from fastchat_tui.session import Session
     from fastchat_tui.sources.base import SourceError
-    from fastchat_tui.turn import SendOptions
 
     session = Session.open(config, on_problem=warn)
-    options = SendOptions(source=args.source, max_tokens=args.max_tokens, task="review", attachments=tuple(attachments),
-                          allow_sensitive=args.allow_sensitive)
+    options = replace(base, task="review", attachments=tuple(attachments))
     try:  # refuse before the chat opens: the same checks the session applies when it sends
         options = replace(options, route=session.prepare(prompt, options))
     except SourceError as exc:
@@ -107,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
             return _run_tui(config, session, attachments, prompt, review.shown_request(attachments, focus), options)
         fail("warning: no terminal to read the keyboard from (/dev/tty); printing the review instead")
 
-    return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args))
+    return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args),
+                        stream=not args.no_stream)
 
 
 def _run_tui(config: Config, session: Session, attachments: Sequence[Attachment], prompt: str, label: str,

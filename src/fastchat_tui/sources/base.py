@@ -41,7 +41,8 @@ def find_model(models: Iterable[ModelInfo], name: str) -> ModelInfo | None:
 
 @dataclass(slots=True)
 class ModelChosen:
-    """The source is using ``model`` instead of its default one, which it does not serve; before ``Sent``.
+    """The source is using ``model`` instead of its default one, which it does not serve, or is running ``model``
+    elsewhere (an Ollama model in fastchat's own llama.cpp while Ollama is not running); before ``Sent``.
 
     Only a model that came from a default (a preset's, not the user's) is ever replaced. ``reason`` says
     why in a few words (``qwen2.5-coder:7b is not installed``); :attr:`note` is the one wording shown.
@@ -231,12 +232,14 @@ class Source(Protocol):
         max_tokens: int | None = None,
         think: bool | str | None = None,
         task: str | None = None,
+        temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Yield ``ModelChosen`` (only when the source replaces its default model), ``Sent``, then
         ``Preparing``s, ``ReasoningDelta``s and ``TextDelta``s, at most one ``Usage``, then ``Done``.
 
         ``model`` overrides the configured model for this request (and is never replaced); ``think``
-        the configured reasoning control; ``task`` is the request's task kind (``completion``, ``chat``…),
+        the configured reasoning control; ``temperature`` is sent as the request's sampling temperature
+        (``None``: none is sent); ``task`` is the request's task kind (``completion``, ``chat``…),
         which a source that replaces its default model suits its choice to.
         Raises :class:`SourceError`. Kind ``CUT`` means text had already arrived.
         """

@@ -102,6 +102,7 @@ class EmbeddedSource:
         max_tokens: int | None = None,
         think: bool | str | None = None,
         task: str | None = None,
+        temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
         """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`. ``model`` (a path or a
         discovered name) other than the one being served restarts llama.cpp with it."""
@@ -113,7 +114,8 @@ class EmbeddedSource:
                 yield step
         inner = self._inner
         assert inner is not None
-        async with aclosing(inner.stream(messages, model=inner.model, max_tokens=max_tokens, think=think)) as events:
+        async with aclosing(inner.stream(messages, model=inner.model, max_tokens=max_tokens, think=think,
+                                         temperature=temperature)) as events:
             async for event in events:
                 if cold and type(event) is Sent:
                     continue

@@ -24,6 +24,9 @@ Ollama truncates a prompt longer than its window without a word.
 The installed models are ``/api/tags``; the first few are also asked ``/api/show`` for their context
 window (:meth:`OllamaSource.models`). A default model that is not installed is replaced by one that is
 (:class:`~fastchat_tui.sources._util.DefaultModel`).
+
+While Ollama is not running on this machine, a model pulled into its store runs in fastchat's own
+llama.cpp instead, for as long as that lasts (:meth:`OllamaSource._here_or_embedded`).
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import importlib.util
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from fastchat_tui import __version__
+from fastchat_tui import __version__, gguf
+from fastchat_tui.config import SOURCE_SCHEMAS, is_loopback_url
 from fastchat_tui.context import ollama_options
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
@@ -68,6 +74,7 @@ from fastchat_tui.sources.base import (
     Done,
     ErrorKind,
     Event,
+    ModelChosen,
     ModelInfo,
     Probe,
     ReasoningDelta,
@@ -79,6 +86,7 @@ from fastchat_tui.sources.base import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
+    from fastchat_tui.sources.embedded import EmbeddedSource
 
 CONNECT_TIMEOUT_CAP = 10.0
 PROBE_TIMEOUT = 3.0
@@ -118,6 +126,7 @@ class OllamaSource:
         self._client: Any = None
         self._httpx: Any = None
         self._default = DefaultModel(self.name, self.kind, self.model, self._tags) if model_is_default(config) else None
+        self._embedded: EmbeddedSource | None = None  # runs the store's models while Ollama is not running
 
     def _ensure_client(self) -> Any:
         if self._client is None:
@@ -140,6 +149,9 @@ class OllamaSource:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+        embedded, self._embedded = self._embedded, None
+        if embedded is not None:
+            await embedded.aclose()
 
     def stream(
         self,
@@ -149,24 +161,69 @@ class OllamaSource:
         max_tokens: int | None = None,
         think: bool | str | None = None,
         task: str | None = None,
+        temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
         """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`; a default model that is not
-        installed is replaced by one that is (:class:`DefaultModel`)."""
+        installed is replaced by one that is (:class:`DefaultModel`). ``temperature`` goes in ``options``."""
 
         def send(name: str) -> AsyncGenerator[Event, None]:
-            return self._stream(messages, name, max_tokens, think)
+            return self._stream(messages, name, max_tokens, think, temperature)
+
+        def here_or_embedded(name: str) -> AsyncGenerator[Event, None]:
+            return self._here_or_embedded(send(name), name, lambda embedded: embedded.stream(
+                messages, model=name, max_tokens=max_tokens, think=think, temperature=temperature))
 
         if model is None and self._default is not None:
-            return self._default.stream(send, task)
-        return send(model or self.model)
+            return self._default.stream(here_or_embedded, task)
+        return here_or_embedded(model or self.model)
+
+    async def _here_or_embedded(self, here: AsyncGenerator[Event, None], name: str,
+                                there: Callable[[EmbeddedSource], AsyncGenerator[Event, None]]) -> AsyncGenerator[Event, None]:
+        """``here``, this server's stream of model ``name``; or, when nothing listens at a loopback address (Ollama
+        is not running), Ollama's store on disk holds ``name`` and llama.cpp (``xllamacpp``) is installed, ``there``:
+        the same request in fastchat's own llama.cpp (an :class:`EmbeddedSource` kept warm for the next one), after
+        a :class:`ModelChosen` that says so. Never for an Ollama elsewhere: its models are not on this disk."""
+        try:
+            async with aclosing(here) as events:
+                async for event in events:
+                    yield event
+            return
+        except _NotRunning as error:
+            refused = error
+        embedded = await self._embedded_for(name)
+        if embedded is None:
+            raise refused
+        yield ModelChosen(name, f"Ollama is not running; running {name} in fastchat's own llama.cpp", perf_counter(),
+                          self.name)
+        async with aclosing(there(embedded)) as events:
+            async for event in events:
+                yield event
+
+    async def _embedded_for(self, name: str) -> EmbeddedSource | None:
+        """This source's embedded stand-in for model ``name`` (see :meth:`_here_or_embedded`), or ``None``."""
+        if not is_loopback_url(self.base_url) or importlib.util.find_spec("xllamacpp") is None:
+            return None
+        if await asyncio.to_thread(gguf.in_ollama_store, name) is None:
+            return None
+        if self._embedded is None:
+            from fastchat_tui.sources.embedded import EmbeddedSource
+
+            # the same name (its errors and figures are this source's), and as long to load as an embedded source
+            timeout = max(self.config.timeout_s, SOURCE_SCHEMAS["embedded"]["timeout_s"].default)
+            spec = replace(self.config, kind="embedded", base_url="", model=name, preset=None, api_key_env=None,
+                           timeout_s=timeout)
+            self._embedded = EmbeddedSource(spec)
+        return self._embedded
 
     async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
-                      think: bool | str | None) -> AsyncGenerator[Event, None]:
+                      think: bool | str | None, temperature: float | None) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         httpx = self._httpx
         config = self.config
         request: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
-        options = ollama_options(messages, config.context_tokens, max_tokens)
+        options: dict[str, float] = {**ollama_options(messages, config.context_tokens, max_tokens)}
+        if temperature is not None:
+            options["temperature"] = temperature
         if options:
             request["options"] = options
         think = config.think if think is None else think
@@ -288,7 +345,7 @@ class OllamaSource:
                     async for _ in parts:
                         pass
         except httpx.ConnectError as exc:
-            raise SourceError(
+            raise _NotRunning(
                 ErrorKind.UNREACHABLE,
                 f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
                 "is Ollama running? start it with `ollama serve`",
@@ -435,6 +492,11 @@ class OllamaSource:
         if len(data) > cap:
             raise self._limit(f"{what} longer than {cap:,} bytes", 0, 0, 0)
         return data
+
+
+class _NotRunning(SourceError):
+    """Nothing accepted the connection to Ollama (kind ``unreachable``): the one failure after which a model from
+    Ollama's store may run in fastchat's own llama.cpp (a timeout may be Ollama still loading that model)."""
 
 
 def _tagged(entry: dict[str, Any]) -> ModelInfo:

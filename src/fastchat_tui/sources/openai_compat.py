@@ -196,19 +196,20 @@ class OpenAISource:
         max_tokens: int | None = None,
         think: bool | str | None = None,
         task: str | None = None,
+        temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
         """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`; a preset's default model that the
         provider no longer lists is replaced by one it does (:class:`DefaultModel`)."""
 
         def send(name: str) -> AsyncGenerator[Event, None]:
-            return self._stream(messages, name, max_tokens, think)
+            return self._stream(messages, name, max_tokens, think, temperature)
 
         if model is None and self._default is not None:
             return self._default.stream(send, task)
         return send(model or self.model)
 
     async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
-                      think: bool | str | None) -> AsyncGenerator[Event, None]:
+                      think: bool | str | None, temperature: float | None) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         openai = self._openai
         kwargs: dict[str, Any] = {
@@ -220,6 +221,8 @@ class OpenAISource:
         }
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
+        if temperature is not None:
+            kwargs["temperature"] = temperature
         if self._extra_body:
             kwargs["extra_body"] = self._extra_body
         effort = self.config.think if think is None else think

@@ -23,23 +23,24 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerError
 
+from fastchat_tui.catalog import Catalog, Listing, ModelSpecError
 from fastchat_tui.config import Config
 from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, SessionEvent
 from fastchat_tui.meter import live_summary, summary
 from fastchat_tui.router import fallback_text, status_text
 from fastchat_tui.session import SensitiveRefusal, Session
-from fastchat_tui.sources.base import ErrorKind, Probe, ReasoningDelta, TextDelta
-from fastchat_tui.turn import SendOptions, Turn
+from fastchat_tui.sources.base import ErrorKind, ModelChosen, Preparing, Probe, ReasoningDelta, TextDelta
+from fastchat_tui.turn import ENDED_NORMALLY, SendOptions, Turn
 from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ReplyEntry, ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.key_prompt import KeyPrompt, SessionKeys
-from fastchat_tui.ui.screens.source_picker import SourcePicker
+from fastchat_tui.ui.screens.source_picker import Pick, SourcePicker, unlisted
 from fastchat_tui.ui.themes import load_themes, remember_theme, remembered_theme
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
-from fastchat_tui.ui.widgets.status_bar import StatusBar
+from fastchat_tui.ui.widgets.status_bar import StatusBar, preparing_text
 
 if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
@@ -108,17 +109,37 @@ class FastchatApp(App[None]):
         initial_prompt: str | None = None,
         initial_label: str | None = None,
         initial_options: SendOptions | None = None,
+        model: str | None = None,
+        continue_chat: bool = False,
+        chat_id: int | None = None,
     ) -> None:
         """``attachments`` are shown collapsed above the transcript; ``initial_prompt`` is sent on mount
-        (the transcript shows ``initial_label`` instead; ``initial_options`` say how it is sent)."""
+        (the transcript shows ``initial_label`` instead; ``initial_options`` say how it is sent).
+
+        ``model`` (``-m``): ``SOURCE/MODEL`` or a model name one source lists, found in the sources' lists
+        after the first paint; a prompt sent meanwhile waits for it. ``continue_chat`` (``-c``) continues the
+        most recent saved chat, ``chat_id`` (``--chat``) that one. Problems with either show in the chat."""
         super().__init__()
         self.config = config
         self.attachments = list(attachments)
         self.initial = (initial_prompt, initial_label, initial_options) if initial_prompt else None
+        self.continue_chat, self.chat_id = continue_chat or chat_id is not None, chat_id
         self._startup_warnings: list[str] = []
         self.session = session or Session.open(config, on_problem=self._history_problem)
         self.session_keys = SessionKeys(self.session.key_lookup)  # keys pasted "for this session only"
         self.session.key_lookup = self.session_keys
+        self.catalog = Catalog(config, self.session.source)
+        """Every source's models, asked in the background (start-up, the picker, ``-m``) and kept a minute."""
+        self.model: str | None = None
+        """The model chosen for the selected source (the picker, ``-m``), sent with each prompt there;
+        ``None``: the source's configured one. The session keeps the source (``session.selected``)."""
+        self.model_spec = model
+        self._model_found = asyncio.Event()
+        """Set once ``-m`` is resolved, or needs no resolving, or the user chose meanwhile: prompts wait for it."""
+        if model is None:
+            self._model_found.set()
+        self._chosen: dict[str, ModelChosen] = {}
+        """The model each source last used in place of its default one (it does not serve that), by source."""
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self._reply_worker: Worker | None = None
@@ -154,7 +175,7 @@ class FastchatApp(App[None]):
 
     def on_mount(self) -> None:
         self._warmed = asyncio.ensure_future(asyncio.to_thread(_preimport))
-        self.status.show(selected=self._selected_label())
+        self._show_selection()
         for warning in [*self._theme_warnings, *self._startup_warnings]:
             self.notify(warning, severity="warning", timeout=10)
         self._startup_warnings = []
@@ -164,6 +185,10 @@ class FastchatApp(App[None]):
             self.notify(warning, severity="warning", timeout=10)
         self.prompt_input.focus()
         self.call_after_refresh(_tune_gc)
+        if self.continue_chat:
+            self._resume(self.chat_id)
+        if self.model_spec is not None:
+            self.find_model(self.model_spec)
         if self.initial:
             prompt, label, options = self.initial
             self.send(prompt, shown=label, options=options)
@@ -186,20 +211,112 @@ class FastchatApp(App[None]):
         return self._reply_worker is not None and not self._reply_worker.is_finished
 
     def _selected_label(self) -> str:
+        """``local · llama3.2:latest``: the selected source and the model its prompts go to."""
         selected = self.session.selected
+        if not self._model_found.is_set():
+            return f"-m {self.model_spec}"
         if selected == "auto":
             return "auto"
-        return f"{selected} · {self.config.sources[selected].model}"
+        return f"{selected} · {self.model or self._source_model(selected)}"
+
+    def _source_model(self, name: str) -> str:
+        """The model ``name`` uses when none is chosen: the configured one, or the one it uses instead because
+        it does not serve that (said by its last reply, else foreseen from its model list)."""
+        if name in self._chosen:
+            return self._chosen[name].model
+        flag = unlisted(self.config, self.catalog.cached(name))
+        if flag is not None and flag.default and flag.instead:
+            return flag.instead
+        return self.config.sources[name].model
+
+    def _note(self) -> tuple[str, bool]:
+        """Why the model in the status bar is not the configured one, or that the configured one is missing
+        (``True``: its requests will fail), for the selected source (in auto, the source of the last reply)."""
+        if not self._model_found.is_set():
+            return "finding the source that serves it…", False
+        if self.model is not None:
+            return "", False
+        name = self.session.selected
+        if name == "auto":
+            name = self._turn.source if self._turn is not None and self._turn.source else ""
+        if name in self._chosen:
+            return self._chosen[name].note, False
+        flag = unlisted(self.config, self.catalog.cached(name)) if name else None
+        return (flag.message, not flag.default) if flag is not None else ("", False)
+
+    def _show_selection(self, **parts: str) -> None:
+        """The status bar's source, model and note as they are now, with any other ``parts`` (``route``, ``meter``)."""
+        note, warn = self._note()
+        self.status.show(selected=self._selected_label(), note=note, warn=warn, **parts)
+
+    def select(self, source: str, model: str | None = None) -> None:
+        """Send the following prompts to ``source`` (``"auto"``: route each), to ``model`` there if given, else
+        to its configured model. A choice made while ``-m`` is still being found wins over it."""
+        self.session.selected = source
+        self.model = model if source != "auto" else None
+        self._model_found.set()
+        self._show_selection(route="", meter="")
 
     @work(group="probe", exclusive=True)
     async def probe_sources(self) -> None:
-        """Check every source once (which also warms its connection); help if none answers."""
+        """Check every source once (which also warms its connection); help if none answers. Then ask the
+        sources that answered for their models, so the picker and the status bar can flag a configured
+        model that is not there before the first prompt."""
         await self._warmed
         names = list(self.config.sources)
         results = await asyncio.gather(*(self.session.source(name).probe() for name in names))
         self.probes = dict(zip(names, results))
         if not any(probe.reachable for probe in results) and not self.streaming:
             self.push_screen(FirstRunScreen(self.config, self.probes))
+        await self.catalog.listings([name for name, probe in self.probes.items() if probe.reachable])
+        self._show_selection()
+
+    async def _listing(self, name: str) -> Listing:
+        """``name``'s models from the catalog, once the HTTP clients are imported (see :func:`_preimport`)."""
+        await self._warmed
+        return await self.catalog.listing(name)
+
+    @work(group="model")
+    async def find_model(self, spec: str) -> None:
+        """Resolve ``-m`` in the sources' model lists and select it; an error says what there is instead."""
+        await self._warmed
+        try:
+            choice = await self.catalog.resolve(spec)
+        except ModelSpecError as exc:
+            if not self._model_found.is_set():
+                self._model_found.set()
+                self._show_selection()
+                self.notify(f"-m {spec}: {exc}. Prompts go to {self._selected_label()} until you pick a model "
+                            "(Ctrl+P, Switch source)", severity="error", timeout=20)
+            return
+        if self._model_found.is_set():  # the user chose something else meanwhile
+            return
+        self.select(choice.source, choice.model)
+        listing = self.catalog.cached(choice.source)
+        if not choice.listed and listing is not None and listing.error is None:
+            self.notify(f"-m {spec}: {choice.source} does not list {choice.model}; prompts go there anyway "
+                        f"(`fastchat models -s {choice.source}` lists what it serves)", severity="warning", timeout=15)
+
+    def _resume(self, chat_id: int | None) -> None:
+        """Continue saved chat ``chat_id`` at start (``--chat``), or the most recent one (``-c``), or say why not."""
+        store = self.store
+        if store is None:
+            self.notify("History is not being kept, so there is no saved chat to continue: this is a new chat.",
+                        severity="error", timeout=15)
+            return
+        from fastchat_tui.store import StoreError
+
+        try:
+            if chat_id is None:
+                recent = store.chats(limit=1)
+                if not recent:
+                    self.notify("There is no saved chat to continue yet: this is a new one.", timeout=10)
+                    return
+                chat_id = recent[0].id
+            self.open_chat(chat_id)
+        except (StoreError, LookupError) as exc:
+            self.notify(f"Chat {chat_id} could not be opened ({exc}): this is a new chat. F3 lists the saved ones.",
+                        severity="error", timeout=15)
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         if self.streaming:
@@ -210,22 +327,41 @@ class FastchatApp(App[None]):
 
     def send(self, prompt: str, *, shown: str | None = None, options: SendOptions | None = None) -> None:
         """Send ``prompt`` in the current conversation; the transcript shows ``shown`` (default: the prompt).
-        The chat's thinking setting, if any, goes with it."""
-        options = options or SendOptions()
-        if options.source is None:  # the selection when Enter was pressed: an F2 right after must not re-route it
+        The chat's model and thinking setting, if any, go with it; while ``-m`` is being found, it waits."""
+        self.chat.add_user(shown or prompt)
+        if self._model_found.is_set():
+            self._follow(self.session.stream(prompt, self._with_choice(options or SendOptions())))
+        else:
+            self._follow(self._once_model_found(prompt, options or SendOptions()))
+
+    def _with_choice(self, options: SendOptions) -> SendOptions:
+        """``options`` with the chat's selection (as it is when Enter was pressed: an F2 right after must not
+        re-route it), the chosen model if the prompt goes to the selected source, and the thinking setting."""
+        if options.source is None:
             options = replace(options, source=self.session.selected)
+        if options.model is None and self.model is not None and options.source == self.session.selected:
+            options = replace(options, model=self.model)
         if self.think is not None:
             options = replace(options, think=self.think)
-        self.chat.add_user(shown or prompt)
-        self._follow(self.session.stream(prompt, options))
+        return options
+
+    async def _once_model_found(self, prompt: str, options: SendOptions) -> AsyncGenerator[SessionEvent, None]:
+        """The events of ``prompt`` sent once ``-m`` is found (within the catalog's bound on a model list)."""
+        await self._model_found.wait()
+        async with aclosing(self.session.stream(prompt, self._with_choice(options))) as events:
+            async for event in events:
+                yield event
 
     def _follow(self, events: AsyncGenerator[SessionEvent, None]) -> None:
         """Show a request's events as they come, in the reply worker (Esc cancels it)."""
         self._reply_worker = self.run_worker(self._show(events), group="reply", exclusive=True)
 
-    async def _show(self, events: AsyncGenerator[SessionEvent, None]) -> None:
+    async def _show(self, events: AsyncGenerator[SessionEvent | Preparing, None]) -> None:
+        """Show a request's events. ``Preparing`` (an embedded source's load and prompt progress, until the
+        first token) is named here too, until ``SessionEvent`` lists it."""
         entry: ReplyEntry | None = None
         turn: Turn | None = None
+        stage: tuple[str, float] | None = None  # the Preparing stage going on, and when it began
         try:
             await self._warmed  # never import the clients on the loop while the warm-up thread imports them
             async with aclosing(events):
@@ -252,9 +388,19 @@ class FastchatApp(App[None]):
                         turn = event.turn
                         for warning in turn.route.warnings if turn.route else ():
                             self.notify(warning, severity="warning", timeout=8)
+                    elif isinstance(event, Preparing):
+                        if stage is None or stage[0] != event.stage:
+                            stage = (event.stage, event.t)
+                        self.status.show(meter=preparing_text(event.stage, event.t - stage[1], event.done,
+                                                              event.total))
+                    elif isinstance(event, ModelChosen):
+                        assert turn is not None
+                        self._chosen[event.source] = event
+                        self._show_selection(route=self._route_line(turn))
                     elif isinstance(event, Attempt):
                         turn = self._turn = event.turn
-                        self.status.show(route=self._route_line(turn), meter="waiting for first token…")
+                        stage = None
+                        self._show_selection(route=self._route_line(turn), meter="waiting for first token…")
                         self.refresh_bindings()  # nothing to retry while it streams
                     elif isinstance(event, Fallback):
                         self.chat.add_notice(fallback_text(event.failed, event.next, event.error), "warning")
@@ -274,6 +420,11 @@ class FastchatApp(App[None]):
     def _end_reply(self, turn: Turn | None, entry: ReplyEntry | None) -> None:
         if turn is None:
             return
+        chosen = self._chosen.get(turn.source or "")
+        if chosen is not None and turn.status in ENDED_NORMALLY and turn.options.model is None \
+                and turn.model != chosen.model:  # the source answered with its default model: it serves it now
+            del self._chosen[chosen.source]
+            self._show_selection()
         status = turn.status if turn.ended else "cancelled"
         note = turn.error.shown if turn.error else turn.end_note
         reading = turn.reading()
@@ -327,6 +478,7 @@ class FastchatApp(App[None]):
                 except keys.KeyringUnavailable as exc:
                     self.notify(f"The key was not saved: {exc}", severity="warning", timeout=15)
             self.session.forget_source(spec.name)  # the warm client was built with the old key (or none)
+            self.catalog.forget(spec.name)  # and what it said with that key
             self.chat.add_notice(f"key for {spec.name} {kept}; retrying", "information")
             self._follow(self.session.retry(turn, source=spec.name))
 
@@ -398,16 +550,21 @@ class FastchatApp(App[None]):
             self._reply_worker.cancel()
 
     def action_cycle_source(self) -> None:
-        self.session.cycle()
-        self.status.show(selected=self._selected_label(), route="", meter="")
+        """F2: the next source, each with its configured model."""
+        self.select(self.session.cycle())
 
     def action_pick_source(self) -> None:
-        def chosen(name: str | None) -> None:
-            if name:
-                self.session.selected = name
-                self.status.show(selected=self._selected_label(), route="", meter="")
+        """Ctrl+P, Switch source: auto, a source, or any model a source lists (its lists are asked meanwhile)."""
 
-        self.push_screen(SourcePicker(self.config.sources, self.probes, self.session.selected), chosen)
+        def chosen(pick: Pick | None) -> None:
+            if pick is not None:
+                self.select(pick.source, pick.model)
+            elif self._model_found.is_set():
+                self._show_selection()  # what the lists said meanwhile (a flag, a model used instead)
+
+        current = Pick(self.session.selected, self.model)
+        self.push_screen(SourcePicker(self.config, self.probes, current, cached=self.catalog.cached,
+                                      listing=self._listing), chosen)
 
     @property
     def store(self):

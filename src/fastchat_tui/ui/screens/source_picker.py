@@ -1,77 +1,251 @@
-"""Pick the active source: auto, or one configured source with its model and reachability."""
+"""Pick what the chat talks to: auto, a source as configured, or any model a source lists.
+
+Each source shows whether it answers, then the models it serves, from the catalog: what it last said
+at once (nothing waits for a model list), asked again in the background where that answer is older
+than the catalog keeps it, with a marker while the question is out. The configured model is marked;
+one its source does not list is flagged with the catalog's words (:class:`~fastchat_tui.catalog.Unlisted`),
+so a prompt that would fail is seen before it is sent.
+
+Keys: type to filter (every word must appear in ``source/model``), Up/Down move, Enter chooses, Esc closes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+
+from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from fastchat_tui.config import SourceConfig
-from fastchat_tui.sources.base import Probe
+from fastchat_tui.catalog import Listing, Unlisted, unlisted_in
+from fastchat_tui.commands.models import _size as size_text
+from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.sources.base import ModelInfo, Probe
+
+NAME_WIDTH = 12
+MODEL_WIDTH = 30
 
 
-def source_label(name: str, spec: SourceConfig | None, probe: Probe | None) -> Text:
-    """``name  model  ● reachable`` for one row of the picker."""
-    text = Text(f"{name:<12}", style="bold")
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """What was chosen: ``source`` (``"auto"`` routes each prompt), and a ``model`` it lists, or ``None`` for
+    the source's configured one."""
+
+    source: str
+    model: str | None = None
+
+
+def _mark(current: bool) -> Text:
+    """The first column of a row: ``●`` on the chat's choice now."""
+    return Text("● " if current else "  ", style="bold")
+
+
+def source_label(name: str, spec: SourceConfig | None, probe: Probe | None, listing: Listing | None = None,
+                 asking: bool = False, current: bool = False) -> Text:
+    """``  local        ollama · ● reachable · 3 models`` for a source's row (``auto`` when ``spec`` is ``None``).
+
+    Whether it answers comes from its model list, else from the start-up probe; ``asking``: a list is on its way."""
+    text = _mark(current).append(f"{name:<{NAME_WIDTH}} ", style="bold")
     if spec is None:
-        text.append("route each prompt to the best source")
-        return text
-    text.append(f"{spec.model:<28} ", style="")
-    if probe is None:
+        return text.append("route each prompt to the best source")
+    text.append(f"{spec.kind} · ", style="dim")
+    error = listing.error if listing is not None else probe.error if probe is not None else None
+    reachable = listing.reachable if listing is not None else probe.reachable if probe is not None else None
+    if reachable is None:
         text.append("○ checking…", style="dim")
-    elif probe.reachable:
-        text.append("● reachable", style="green")
+    elif not reachable:
+        text.append(f"✗ {error.label if error else 'unreachable'}", style="red")
     else:
-        reason = probe.error.kind if probe.error else "unreachable"
-        text.append(f"✗ {reason}", style="red")
+        text.append("● reachable", style="green")
+        if listing is not None and listing.error is not None:
+            text.append(f" · no model list ({listing.error.label})", style="yellow")
+        elif listing is not None:
+            count = len(listing.models)
+            text.append(f" · {count} model{'s' if count != 1 else ''}", style="dim")
+    if asking:
+        text.append(" · listing models…" if listing is None else " · ↻", style="dim italic")
     return text
 
 
-class SourcePicker(ModalScreen[str | None]):
-    """A modal list of sources; dismisses with the chosen name, or ``None``."""
+def model_label(model: ModelInfo, configured: bool, current: bool = False) -> Text:
+    """``      llama3.2:latest   configured · 2.0 GB · Q4_K_M · 131,072 ctx``: one listed model."""
+    text = _mark(current).append(f"    {model.id:<{MODEL_WIDTH}} ", style="bold" if current else "")
+    details = ["configured"] if configured else []
+    if model.size_bytes is not None:
+        details.append(size_text(model.size_bytes))
+    if model.quantisation:
+        details.append(model.quantisation)
+    if model.context_tokens:
+        details.append(f"{model.context_tokens:,} ctx")
+    return text.append(" · ".join(details), style="dim")
 
-    BINDINGS = [Binding("escape", "dismiss_none", "Close")]
+
+def unlisted_label(flag: Unlisted, current: bool = False) -> Group:
+    """The configured model its source does not list, and below it what the catalog says about that
+    (yellow: the source uses another model instead; red: its requests will fail)."""
+    style = "yellow" if flag.default else "red"
+    head = _mark(current).append("  ! ", style=f"bold {style}").append(f"{flag.model:<{MODEL_WIDTH}} ")
+    head.append("configured · not listed", style=style)
+    return Group(head, Padding(Text(flag.message, style=style), (0, 0, 0, 6)))
+
+
+def unlisted(config: Config, listing: Listing | None) -> Unlisted | None:
+    """The catalog's flag for the configured model of ``listing``'s source, when that list lacks it."""
+    found = unlisted_in(config, {listing.source: listing}) if listing is not None else []
+    return found[0] if found else None
+
+
+def matches(words: list[str], *names: str) -> bool:
+    """Every word of the filter appears in one of ``names`` (case is ignored)."""
+    haystack = " ".join(names).lower()
+    return all(word in haystack for word in words)
+
+
+class SourcePicker(ModalScreen[Pick | None]):
+    """A modal list of sources and their models; dismisses with a :class:`Pick`, or ``None``.
+
+    ``cached(name)`` is what the catalog last heard from ``name`` (it never waits); ``listing(name)`` asks
+    again where that is stale, in the background; ``current`` is the chat's choice now, highlighted first.
+    """
+
+    BINDINGS = [
+        Binding("escape", "dismiss_none", "Close"),
+        Binding("down", "move(1)", show=False),
+        Binding("up", "move(-1)", show=False),
+        Binding("pagedown", "move(10)", show=False),
+        Binding("pageup", "move(-10)", show=False),
+    ]
 
     DEFAULT_CSS = """
     SourcePicker {
         align: center middle;
     }
     SourcePicker > Vertical {
-        width: 80;
+        width: 100;
+        max-width: 95%;
         height: auto;
-        max-height: 80%;
+        max-height: 90%;
         border: round $primary;
         background: $surface;
         padding: 0 1;
     }
     SourcePicker OptionList {
         height: auto;
-        max-height: 20;
+        max-height: 24;
     }
     """
 
-    def __init__(self, sources: dict[str, SourceConfig], probes: dict[str, Probe], selected: str) -> None:
+    def __init__(self, config: Config, probes: Mapping[str, Probe], current: Pick, *,
+                 cached: Callable[[str], Listing | None],
+                 listing: Callable[[str], Awaitable[Listing]] | None = None) -> None:
         super().__init__()
-        self.sources, self.probes, self.selected = sources, probes, selected
+        self.config, self.probes, self.current = config, probes, current
+        self.cached, self.listing = cached, listing
+        self.asking: set[str] = set(config.sources) if listing is not None else set()
+        self.picks: dict[str, Pick] = {}
+        """What each row (by its id) chooses."""
+        self.first: str | None = None
+        self.marked: str | None = None
+        """The row marked as the chat's choice now."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Switch source")
-            options = [Option(source_label("auto", None, None), id="auto")]
-            options += [Option(source_label(name, spec, self.probes.get(name)), id=name) for name, spec in self.sources.items()]
-            yield OptionList(*options)
+            yield Label("Switch source or model")
+            yield Input(placeholder="type to filter · ↑↓ move · Enter chooses · Esc closes", id="filter")
+            yield OptionList(id="choices")
 
     def on_mount(self) -> None:
+        self._fill()
+        self.query_one(Input).focus()
+        for name in self.asking:
+            self.run_worker(self._ask(name), group="listing")
+
+    async def _ask(self, name: str) -> None:
+        assert self.listing is not None
+        try:
+            await self.listing(name)
+        finally:
+            self.asking.discard(name)
+            if self.is_attached:
+                self._fill()
+
+    def options(self, query: str) -> list[Option]:
+        """The rows that match ``query``: auto, then each source followed by its models. Each row's id is
+        its own; the configured model's row chooses the source as configured (``Pick(name)``), as the source's
+        row does. :attr:`first` becomes the first row that matches by its own name (a model, not its source)."""
+        words = query.lower().split()
+        self.picks, self.first = {}, None
+        rows: list[tuple[str, Callable[..., Text | Group]]] = []
+
+        def add(key: str, pick: Pick, label: Callable[..., Text | Group], *names: str) -> None:
+            self.picks[key] = pick
+            rows.append((key, label))
+            if self.first is None and matches(words, *names):
+                self.first = key
+
+        if matches(words, "auto"):
+            add("auto", Pick("auto"), partial(source_label, "auto", None, None), "auto")
+        for name, spec in self.config.sources.items():
+            listing = self.cached(name)
+            flag = unlisted(self.config, listing)
+            configured = listing.find(spec.model) if listing is not None else None
+            models = [model for model in listing.models if matches(words, f"{name}/{model.id}")] if listing else []
+            show_flag = flag is not None and matches(words, f"{name}/{flag.model}")
+            if not (models or show_flag or matches(words, name)):
+                continue
+            add(name, Pick(name), partial(source_label, name, spec, self.probes.get(name), listing,
+                                          name in self.asking), name)
+            if show_flag and flag is not None:
+                add(f"{name}/{flag.model}", Pick(name), partial(unlisted_label, flag), f"{name}/{flag.model}")
+            for model in models:
+                add(f"{name}/{model.id}", Pick(name) if model is configured else Pick(name, model.id),
+                    partial(model_label, model, model is configured), f"{name}/{model.id}")
+        chosen = [key for key, _ in rows if self.picks[key] == self.current]
+        self.marked = chosen[-1] if chosen else None  # the most precise row: the model's, after its source's
+        return [Option(label(current=key == self.marked), id=key) for key, label in rows]
+
+    def _fill(self, *, best: bool = False) -> None:
+        """Rebuild the rows for the filter's text. Highlighted: with ``best`` (the filter changed) the first row
+        that matches by its own name, else the row highlighted before where it still shows, else the chat's choice."""
         option_list = self.query_one(OptionList)
-        names = ["auto", *self.sources]
-        option_list.highlighted = names.index(self.selected) if self.selected in names else 0
+        before = option_list.highlighted_option
+        option_list.set_options(self.options(self.query_one(Input).value))
+        ids = [option.id for option in option_list.options]
+        target = self.first if best else before.id if before is not None else self.marked
+        option_list.highlighted = ids.index(target) if target in ids else (0 if ids else None)
+
+    @on(Input.Changed, "#filter")
+    def _filtered(self) -> None:
+        self._fill(best=True)
+
+    @on(Input.Submitted, "#filter")
+    def _submitted(self) -> None:
+        option = self.query_one(OptionList).highlighted_option
+        if option is not None and option.id is not None:
+            self._choose(option.id)
+
+    def action_move(self, rows: int) -> None:
+        option_list = self.query_one(OptionList)
+        if option_list.option_count:
+            now = option_list.highlighted if option_list.highlighted is not None else 0
+            option_list.highlighted = max(0, min(option_list.option_count - 1, now + rows))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        if event.option.id is not None:
+            self._choose(event.option.id)
+
+    def _choose(self, key: str) -> None:
+        self.dismiss(self.picks.get(key))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+

@@ -1,4 +1,4 @@
-"""The status bar: the active source and the route on the left, the live meter on the right."""
+"""The status bar: the active source and model, the route and a note on the left, the live meter on the right."""
 
 from __future__ import annotations
 
@@ -12,6 +12,17 @@ METER_SEPARATOR = " · "
 """How :mod:`fastchat_tui.meter` joins the parts of its summary."""
 METER_GAP = 2
 """Cells between the route and the meter (the meter's left padding)."""
+PREPARING_WORDS = {"unpacking": "unpacking the model", "starting": "starting llama.cpp", "loading": "loading model",
+                   "prompt": "reading prompt"}
+"""What each stage of :class:`~fastchat_tui.sources.base.Preparing` is called while it goes on."""
+
+
+def preparing_text(stage: str, seconds: float, done: int | None = None, total: int | None = None) -> str:
+    """The wait before the first token, where the meter will be: ``loading model… 3 s``, or, where the
+    server counts the prompt, ``reading prompt 1,200/4,000``. ``seconds``: how long the stage has taken."""
+    if stage == "prompt" and total:
+        return f"reading prompt {done or 0:,}/{total:,}"
+    return f"{PREPARING_WORDS.get(stage, stage)}… {seconds:.0f} s"
 
 
 def _rank(part: str) -> int:
@@ -34,8 +45,10 @@ def fit_meter(meter: str, room: int) -> str:
 
 
 class StatusBar(Horizontal):
-    """One line: ``● auto[ · thinking off] → source · model · reason`` (cut with … when narrow) and the
-    meter, shrunk by :func:`fit_meter` when narrow. The thinking part shows only when the chat overrides the source's setting."""
+    """One line: ``● local · llama3.2:latest[ · thinking off] → source · model · reason  note`` (cut with … when
+    narrow, the note first) and the meter, shrunk by :func:`fit_meter` when narrow. The thinking part shows only
+    when the chat overrides the source's setting; the note says why the model is not the configured one, or that
+    the configured one is missing (``warn``: its requests will fail)."""
 
     DEFAULT_CSS = """
     StatusBar {
@@ -61,6 +74,8 @@ class StatusBar(Horizontal):
         self.selected = "auto"
         self.think = ""
         self.route = ""
+        self.note = ""
+        self.warn = False
         self.meter = ""
 
     def compose(self) -> ComposeResult:
@@ -71,7 +86,7 @@ class StatusBar(Horizontal):
         self.show()
 
     def show(self, *, selected: str | None = None, think: str | None = None, route: str | None = None,
-             meter: str | None = None) -> None:
+             note: str | None = None, warn: bool | None = None, meter: str | None = None) -> None:
         """Change any part of the bar; the rest stays. ``think``: the chat's thinking setting ("" for none)."""
         if selected is not None:
             self.selected = selected
@@ -79,12 +94,18 @@ class StatusBar(Horizontal):
             self.think = think
         if route is not None:
             self.route = route
+        if note is not None:
+            self.note = note
+        if warn is not None:
+            self.warn = warn
         if meter is not None:
             self.meter = meter
         if not self.is_mounted:
             return
-        left = Content.from_markup("[bold $primary]●[/] [bold]$selected[/]$think $route", selected=self.selected,
-                                   think=self._think_text, route=self.route)
+        note_style = "$text-warning" if self.warn else "$text-muted"
+        left = Content.from_markup(f"[bold $primary]●[/] [bold]$selected[/]$think $route[{note_style}]$note[/]",
+                                   selected=self.selected, think=self._think_text, route=self.route,
+                                   note=self._note_text)
         self.query_one("#status-route", Static).update(left)
         self.query_one("#status-meter", Static).update(Content(self._fitted_meter()))
 
@@ -103,8 +124,12 @@ class StatusBar(Horizontal):
         return f" · thinking {self.think}" if self.think else ""
 
     @property
+    def _note_text(self) -> str:
+        return f"  {self.note}" if self.note else ""
+
+    @property
     def text(self) -> str:
         """The bar as plain text, the meter whole however narrow the bar (for tests and screen readers)."""
-        left = f"● {self.selected}{self._think_text}" + (f" {self.route}" if self.route else "")
+        left = f"● {self.selected}{self._think_text}" + (f" {self.route}" if self.route else "") + self._note_text
         return f"{left}  {self.meter}".rstrip()
 
