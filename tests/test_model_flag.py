@@ -114,7 +114,7 @@ def test_bench_m_benches_that_model_on_its_source(sources):
     done = setup.run("bench", "--repeat", "1", "--no-save", "--json", "-m", "llama3.2")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["sources"] == ["local"]
+    assert [(row["source"], row["model"]) for row in result["sources"]] == [("local", "llama3.2:latest")]
     assert [(row["source"], row["model"]) for row in result["runs"]] == [("local", "llama3.2:latest")] * 2  # warm-up, run
     assert setup.hosted.stream_requests() == []
     assert {r.model for r in setup.local.stream_requests()} == {"llama3.2:latest"}
@@ -124,7 +124,8 @@ def test_bench_m_with_sources_and_one_model_per_source(sources):
     setup = sources()
     done = setup.run("bench", "--repeat", "1", "--no-save", "--json", "-s", "hosted,local", "-m", "llama3.2")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["sources"] == ["hosted", "local"]
+    summaries = json.loads(done.stdout)["sources"]
+    assert [(row["source"], row["model"]) for row in summaries] == [("hosted", "gpt-small"), ("local", "llama3.2:latest")]
     assert {r.model for r in setup.hosted.stream_requests()} == {"gpt-small"}  # its configured model
     assert {r.model for r in setup.local.stream_requests()} == {"llama3.2:latest"}
     two = setup.run("bench", "-m", "local/llama3.2", "-m", "local/shared")
