@@ -100,7 +100,8 @@ async def test_reasoning_is_never_sent_back_as_context(ollama_server: OllamaServ
 
 async def test_reasoning_is_saved_while_it_streams_and_a_break_after_it_is_a_cut(spawn_server, tmp_path: Path) -> None:
     """A minute of thinking is a reply in progress: it is written within a second of new text, even
-    while the server stalls (here after "Let me think"), and a stream that breaks after it is cut (the fallback source is not asked: the user already saw this source think)."""
+    while the server stalls (here after "Let me think"), and a stream that breaks after it is cut (the fallback
+    source is not asked: the user already saw this source think)."""
     thoughts = ["Let", " me", " think", " more", " and", " more"]
     thinker, backup = spawn_server(OllamaServer), spawn_server(OllamaServer)
     thinker.push(Script(reasoning=thoughts, tokens=["ok"], stall_at=3, stall_s=1.2),
