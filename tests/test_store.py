@@ -30,7 +30,7 @@ from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.dates import iso, month_range
 from fastchat_tui.meter import Meter
 from fastchat_tui.pricing import cost
-from fastchat_tui.routing import LatencyStats, Route
+from fastchat_tui.routing import LatencyStats, Route, candidate
 from fastchat_tui.session import Session
 from fastchat_tui.store import SCHEMA_VERSION, Store, StoreError, StoreLedger
 from fastchat_tui.turn import Turn
@@ -479,6 +479,22 @@ def bench_result(started_at: float, fast_ttft: float = 0.1) -> BenchResult:
     result.finished_at = started_at + 10
     result.summarise()
     return result
+
+
+def test_the_ledger_learns_each_model_of_a_source_apart(store: Store) -> None:
+    """A source's configured model and another one picked with ``-m`` are two candidates: the slow model's
+    figures must not blend into the configured one's (before, the ledger read every reply of the source)."""
+    recorder = store.recorder()
+    record(recorder, stored_turn("q", "a b c", ttft=0.1))  # model "fast-model", the configured one
+    other = stored_turn("q", "a b c", ttft=3.0)
+    other.model = "big-model"
+    record(recorder, other)
+    ledger = StoreLedger(store, {"fast": "fast-model"})
+    configured, picked = ledger.latency(candidate("fast", "fast-model", "fast-model")), ledger.latency("fast/big-model")
+    assert configured is not None and (configured.samples, configured.ttft_s) == (1, pytest.approx(0.1))
+    assert picked is not None and (picked.samples, picked.ttft_s) == (1, pytest.approx(3.0))
+    assert ledger.latency("fast/unknown-model") is None
+    assert StoreLedger(store).latency("fast").samples == 2  # without the map: every reply of the source
 
 
 def test_bench_results_go_in_and_out_through_the_public_api(store: Store) -> None:

@@ -238,14 +238,15 @@ class Store(Database):
         sql = "SELECT coalesce(sum(cost_usd), 0.0) FROM replies WHERE source = ? AND started_at >= ? AND started_at < ?"
         return float(self._read(lambda c: c.execute(sql, (source, start, end)).fetchone()[0]))
 
-    def latency_stats(self, source: str, limit: int = 50) -> LatencyStats:
-        """Median TTFT and decode rate over ``source``'s last ``limit`` replies that ended normally with some
-        output (``samples`` of them): cut at the token limit or all reasoning, the stream was still measured whole."""
+    def latency_stats(self, source: str, model: str | None = None, limit: int = 50) -> LatencyStats:
+        """Median TTFT and decode rate over ``source``'s last ``limit`` replies (from ``model`` only, when
+        given) that ended normally with some output (``samples`` of them): cut at the token limit or all
+        reasoning, the stream was still measured whole."""
         sql = (
-            "SELECT ttft_s, decode_tps FROM replies WHERE source = ? AND status IN ('complete', 'truncated', 'empty')"
-            " AND ttft_s IS NOT NULL ORDER BY started_at DESC LIMIT ?"
+            "SELECT ttft_s, decode_tps FROM replies WHERE source = ? AND (? IS NULL OR model = ?)"
+            " AND status IN ('complete', 'truncated', 'empty') AND ttft_s IS NOT NULL ORDER BY started_at DESC LIMIT ?"
         )
-        rows = self._read(lambda c: c.execute(sql, (source, limit)).fetchall())
+        rows = self._read(lambda c: c.execute(sql, (source, model, model, limit)).fetchall())
         ttfts = [row[0] for row in rows if row[0] is not None]
         rates = [row[1] for row in rows if row[1] is not None]
         return LatencyStats(
