@@ -138,7 +138,7 @@ class Session:
 
         recorder = default_recorder(config, on_problem=on_problem) if record else None
         store = recorder.store if recorder else (None if record else existing_history())
-        ledger = StoreLedger(store) if store else MemoryLedger()
+        ledger = StoreLedger(store, {name: spec.model for name, spec in config.sources.items()}) if store else MemoryLedger()
         router = Router.from_config(config, ledger=ledger)
         return cls(config, router=router, recorder=recorder, scanner=router.scanner)
 
