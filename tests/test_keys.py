@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import logging
+import subprocess
+import sys
 
 import keyring
 import keyring.backend
@@ -293,6 +295,27 @@ def test_cli_set_without_a_backend_fails_clearly_and_writes_nothing(tmp_path):
     assert "no usable OS keyring" in result.stderr and "CEREBRAS_API_KEY" in result.stderr
     assert KEY not in result.stdout + result.stderr
     assert box.files_containing(KEY) == []
+
+
+@pytest.mark.parametrize("feed", ["/dev/zero", "endless text"])
+def test_cli_set_reads_at_most_one_bounded_line_from_stdin(tmp_path, feed):
+    """``keys set --stdin`` read a whole line with no bound: /dev/zero or a newline-less stream filled memory."""
+    box = sandbox(tmp_path, **FAIL_BACKEND)
+    command = [sys.executable, "-m", "fastchat_tui", "keys", "set", "cerebras", "--stdin"]
+    if feed == "/dev/zero":
+        with open("/dev/zero", "rb") as zero:
+            result = subprocess.run(command, stdin=zero, capture_output=True, text=True, env=box.env, timeout=60)
+    else:
+        writer = subprocess.Popen([sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('a' * 65536)"],
+                                  stdout=subprocess.PIPE)
+        try:
+            result = subprocess.run(command, stdin=writer.stdout, capture_output=True, text=True, env=box.env, timeout=60)
+        finally:
+            writer.kill()
+            writer.wait()
+    assert result.returncode == 2, result.stderr
+    assert ("binary" if feed == "/dev/zero" else "larger than") in result.stderr and "a key is one line" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_cli_list_without_a_backend_still_shows_environment_keys_masked(tmp_path):

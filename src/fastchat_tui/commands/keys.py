@@ -16,6 +16,7 @@ import sys
 
 from fastchat_tui.commands.common import CommandError, load_config
 from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.inputs import InputError, read
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -61,9 +62,18 @@ def _keys():
     return keys
 
 
+KEY_BYTES = 16 << 10
+"""The longest key line read from stdin: real keys (JWTs included) are a few hundred bytes."""
+
+
 def read_key(source: str, from_stdin: bool) -> str:
     if from_stdin:
-        key = sys.stdin.readline()
+        if sys.stdin is None:  # fd 0 closed (`<&-`)
+            raise CommandError("no key given (stdin is closed); nothing stored", EXIT_USAGE)
+        try:  # one line, bounded: `keys set --stdin < /dev/zero` must end, not fill memory
+            key = read(lambda n: os.read(sys.stdin.fileno(), n), "stdin", KEY_BYTES, max_lines=1).text
+        except InputError as exc:
+            raise CommandError(f"{exc} (a key is one line)", EXIT_USAGE) from None
     else:
         import getpass
         import warnings
