@@ -106,6 +106,22 @@ def test_redact_removes_any_eight_character_piece_of_a_known_key():
         assert keys.redact(f"x {kept} y") == f"x {kept} y"
 
 
+def test_a_streamed_answer_is_redacted_whatever_pieces_it_comes_in():
+    """Redacting each piece on its own let a key through when it was split between two pieces."""
+    keys.remember(FRAGMENTED)
+    text = f"your key is {FRAGMENTED}, and the url http://bob:hunter2pw@db.example/x works.\n"
+    whole = keys.redact(text)
+    assert FRAGMENTED[:8] not in whole and "hunter2pw" not in whole
+    for size in (1, 2, 3, 5, 7, 11, 64):
+        stream = keys.StreamRedactor()
+        shown = "".join(stream.feed(text[i:i + size]) for i in range(0, len(text), size)) + stream.end()
+        assert shown == whole, size
+    stream = keys.StreamRedactor()
+    assert stream.feed("plain words ar") == "plain words " and stream.feed("rive\n") == "arrive\n"  # one word held
+    blob = "x" * 5000
+    assert len(stream.feed(blob)) == 5000 - keys.StreamRedactor.HOLD_CHARS and stream.end() == "x" * 1024
+
+
 def test_redact_removes_url_passwords_and_keeps_the_rest():
     assert keys.redact("connect http://bob:hunter2pw@db.example:5432/x failed") == \
         f"connect http://bob:{keys.REDACTED}@db.example:5432/x failed"

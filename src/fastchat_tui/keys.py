@@ -251,6 +251,38 @@ def redact(text: str, keys: Iterable[str] | None = None) -> str:
     return text
 
 
+class StreamRedactor:
+    """:func:`redact` for text that arrives in pieces (a streamed answer on stdout), where a key or a
+    fragment of one may be split between two pieces.
+
+    Every key, key fragment, key-shaped token and URL password is one run of characters without
+    whitespace, so the trailing run is held back until whitespace (or :meth:`end`) closes it; a run
+    longer than :data:`HOLD_CHARS` (a base64 blob) is let through up to its last ``HOLD_CHARS``.
+    The wait is one word: nothing a reader sees at thousands of tokens a second.
+    """
+
+    HOLD_CHARS = 1024
+
+    def __init__(self, keys: Iterable[str] | None = None) -> None:
+        self.keys = keys
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """What of the text so far can be shown now, redacted."""
+        text = self._held + text
+        cut = len(text)
+        while cut and not text[cut - 1].isspace():
+            cut -= 1
+        cut = max(cut, len(text) - self.HOLD_CHARS)
+        self._held = text[cut:]
+        return redact(text[:cut], self.keys)
+
+    def end(self) -> str:
+        """The held tail, redacted: the stream is over."""
+        text, self._held = self._held, ""
+        return redact(text, self.keys)
+
+
 class _RedactingRecordFactory:
     """Wraps the log record factory: each record leaves it with its message, arguments and traceback redacted."""
 
