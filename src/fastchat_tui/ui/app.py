@@ -356,9 +356,7 @@ class FastchatApp(App[None]):
         """Show a request's events as they come, in the reply worker (Esc cancels it)."""
         self._reply_worker = self.run_worker(self._show(events), group="reply", exclusive=True)
 
-    async def _show(self, events: AsyncGenerator[SessionEvent | Preparing, None]) -> None:
-        """Show a request's events. ``Preparing`` (an embedded source's load and prompt progress, until the
-        first token) is named here too, until ``SessionEvent`` lists it."""
+    async def _show(self, events: AsyncGenerator[SessionEvent, None]) -> None:
         entry: ReplyEntry | None = None
         turn: Turn | None = None
         stage: tuple[str, float] | None = None  # the Preparing stage going on, and when it began
@@ -559,7 +557,7 @@ class FastchatApp(App[None]):
         def chosen(pick: Pick | None) -> None:
             if pick is not None:
                 self.select(pick.source, pick.model)
-            elif self._model_found.is_set():
+            else:
                 self._show_selection()  # what the lists said meanwhile (a flag, a model used instead)
 
         current = Pick(self.session.selected, self.model)
@@ -618,7 +616,7 @@ class FastchatApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Switch source", "Pick the source (shows each model and whether it is reachable)",
+        yield SystemCommand("Switch source", "Pick auto, a source, or any model a source serves (type to filter)",
                             self.action_pick_source)
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
         yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)

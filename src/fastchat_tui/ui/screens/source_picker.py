@@ -145,15 +145,16 @@ class SourcePicker(ModalScreen[Pick | None]):
     """
 
     def __init__(self, config: Config, probes: Mapping[str, Probe], current: Pick, *,
-                 cached: Callable[[str], Listing | None],
-                 listing: Callable[[str], Awaitable[Listing]] | None = None) -> None:
+                 cached: Callable[[str], Listing | None], listing: Callable[[str], Awaitable[Listing]]) -> None:
         super().__init__()
         self.config, self.probes, self.current = config, probes, current
         self.cached, self.listing = cached, listing
-        self.asking: set[str] = set(config.sources) if listing is not None else set()
+        self.asking: set[str] = set(config.sources)
+        """The sources whose lists are being asked for."""
         self.picks: dict[str, Pick] = {}
         """What each row (by its id) chooses."""
         self.first: str | None = None
+        """The first row that matches the filter by its own name (highlighted as the filter changes)."""
         self.marked: str | None = None
         """The row marked as the chat's choice now."""
 
@@ -170,7 +171,6 @@ class SourcePicker(ModalScreen[Pick | None]):
             self.run_worker(self._ask(name), group="listing")
 
     async def _ask(self, name: str) -> None:
-        assert self.listing is not None
         try:
             await self.listing(name)
         finally:
