@@ -6,7 +6,7 @@ mistyped command), ``--system``, ``--temperature`` and ``--max-tokens`` reach th
 and the config's ``system_prompt`` and ``temperature`` when the flags are not given), and ``--no-stream``
 writes the reply in one write.
 
-The fixtures here (``sources``, :func:`fastchat`) serve the other issue-14 command tests too.
+:func:`setups` (the ``sources`` fixture) and :class:`Setup` serve the other issue-14 command tests too.
 """
 
 from __future__ import annotations
@@ -54,6 +54,10 @@ def fastchat(env: dict[str, str], *args: str | bytes, stdin: str = "") -> subpro
 
 @pytest.fixture
 def sources(tmp_path: Path, spawn_server: Callable[..., Any]) -> Callable[..., Setup]:
+    return setups(tmp_path, spawn_server)
+
+
+def setups(tmp_path: Path, spawn_server: Callable[..., Any]) -> Callable[..., Setup]:
     """``sources(top=..., hosted=..., local=..., tables=...)``: config lines at the top level, in each source's
     table and after them (``[templates.NAME]``). Ollama lists three models and 404s any other, as the real one does."""
 

@@ -9,10 +9,18 @@ on the servers.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.test_cli_habits import Setup, sources  # noqa: F401  (the fixture)
+from tests.test_cli_habits import Setup, setups
+
+
+@pytest.fixture
+def sources(tmp_path: Path, spawn_server: Callable[..., Any]) -> Callable[..., Setup]:
+    return setups(tmp_path, spawn_server)
 
 
 def models_sent(setup: Setup) -> list[tuple[str, str]]:

@@ -36,9 +36,10 @@ from fastchat_tui.config import ConfigError
 COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench", "models")
 ONE_SOURCE = (None, "ask", "review", "route")
 """The chat and the commands whose ``-s`` names one source or ``auto`` (bench's names a list it checks itself)."""
-GLOBAL = (("--source", "source", "takes no source"), ("--model", "model", "takes no model"),
-          ("--continue", "continue_chat", "continues no chat"), ("--chat", "chat_id", "continues no chat"))
-"""The options of the chat that a command may take too: (option, dest, what a command without it does not do)."""
+GLOBAL = (("-s", "--source", "source", "takes no source"), ("-m", "--model", "model", "takes no model"),
+          ("-c", "--continue", "continue_chat", "continues no chat"), ("--chat", "--chat", "chat_id", "continues no chat"))
+"""The options of the chat that a command may take too: (as shown, option, dest, what a command without it
+does not do)."""
 TYPO_CUTOFF = 0.75
 """How like a command's name a lone word must be (difflib's ratio) to be taken as that command mistyped."""
 
@@ -121,7 +122,7 @@ def _positionals(argv: list[str], ask: _Parser) -> list[str]:
 
 def _apply_global(args: argparse.Namespace, commands: dict[str, _Parser]) -> None:
     """``fastchat -s X -m M -c COMMAND ...``: each becomes the command's own option, or is refused if it has none."""
-    for option, dest, lacking in GLOBAL:
+    for flag, option, dest, lacking in GLOBAL:
         given = vars(args).pop(f"global_{dest}")
         if args.command is None:
             setattr(args, dest, given)
@@ -129,19 +130,13 @@ def _apply_global(args: argparse.Namespace, commands: dict[str, _Parser]) -> Non
         if given in (None, False):
             continue
         command = commands[args.command]
-        shown = _short(option) if given is True else f"{_short(option)} {given}"
+        shown = flag if given is True else f"{flag} {given}"
         if option not in command._option_string_actions:  # argparse has no public list of a parser's options
             command.error(f"{shown} was given before '{args.command}', which {lacking}")
         if getattr(args, dest) not in (None, False, given):
-            noun = option.lstrip("-")
-            command.error(f"two different {noun}s: {shown} before '{args.command}' and "
-                          f"{_short(option)} {getattr(args, dest)} after it")
+            command.error(f"two different {option.lstrip('-')}s: {shown} before '{args.command}' and "
+                          f"{flag} {getattr(args, dest)} after it")
         setattr(args, dest, given)
-
-
-def _short(option: str) -> str:
-    """``-s`` for ``--source``, ``-m`` for ``--model``; ``--chat`` has no short form."""
-    return {"--source": "-s", "--model": "-m", "--continue": "-c"}.get(option, option)
 
 
 def _check_source(args: argparse.Namespace) -> None:

@@ -40,12 +40,18 @@ class SendOptions:
     """The system prompt of this request, in place of the source's or the config's ``system_prompt`` (``""``: none)."""
     temperature: float | None = None
     """The sampling temperature of this request, in place of the source's or the config's; ``None``: theirs."""
+    group: str | None = None
+    """Several replies to one prompt (a race's columns, a hedged request's copies): history files them all under
+    the one prompt, as alternatives until :meth:`Session.keep <fastchat_tui.session.Session.keep>` keeps one,
+    and the session never adds one to the conversation by itself."""
 
 
 ENDED = ("complete", "truncated", "empty", "cut", "error", "cancelled")
 """Every status a turn can end with."""
 ENDED_NORMALLY = ("complete", "truncated", "empty")
 """The stream ended as the server meant it to (a successful attempt), whether or not it answered."""
+STOPPED = ("cancelled", "cut")
+"""The stream was stopped before the server's usage report came, and billed all the same: priced on estimates."""
 
 
 @dataclass(slots=True)

@@ -190,6 +190,19 @@ def send_options(args: argparse.Namespace, config: Config, chosen: Template | No
                        system=system, temperature=args.temperature)
 
 
+def model_spec(config: Config, spec: str, sources: Sequence[str] = ()) -> str:
+    """``-m SPEC`` with the ``-s`` ``sources``: a bare name given with one source is that source's model
+    (``SOURCE/NAME``); a spec that names a source ``-s`` does not is a usage error."""
+    spec = spec.strip()
+    named = [name for name in sources if name != "auto"]
+    head, slash, _ = spec.partition("/")
+    if slash and head in config.sources:
+        if named and head not in named:
+            raise CommandError(f"-m {spec} names the source {head}, but -s names {', '.join(named)}", 2)
+        return spec
+    return f"{named[0]}/{spec}" if len(named) == 1 else spec
+
+
 def choose_model(config: Config, spec: str, sources: Sequence[str] = ()) -> ModelChoice:
     """What ``-m SPEC`` names, asking the sources that serve what it could name (see
     :func:`fastchat_tui.catalog.resolve_in`). With ``sources`` (``-s``), a bare name is a model of those: of
@@ -198,14 +211,10 @@ def choose_model(config: Config, spec: str, sources: Sequence[str] = ()) -> Mode
     from fastchat_tui.catalog import Catalog, ModelSpecError, resolve_in
     from fastchat_tui.session import Session
 
-    spec = spec.strip()
+    spec = model_spec(config, spec, sources)
     named = [name for name in sources if name != "auto"]
     head, slash, _ = spec.partition("/")
     sourced = bool(slash) and head in config.sources
-    if sourced and named and head not in named:
-        raise CommandError(f"-m {spec} names the source {head}, but -s names {', '.join(named)}", 2)
-    if not sourced and len(named) == 1:
-        spec = f"{named[0]}/{spec}"
     session = Session(config)
     catalog = Catalog(config, session.source)
 

