@@ -83,14 +83,14 @@ def test_ollama_host_forms(given, expected):
 def test_no_file_discovers_ollama_and_preset_keys(tmp_path):
     env = {"OLLAMA_HOST": ":5678", "GROQ_API_KEY": "x", "CEREBRAS_API_KEY": ""}
     config = load(tmp_path / "missing.toml", env=env)
-    assert list(config.sources) == ["local", "groq"]
+    assert list(config.sources) == ["local", "groq", "embedded"]  # embedded: the test extras install it
     assert config.sources["local"].base_url == "http://127.0.0.1:5678"
     assert config.sources["groq"].tags == ["hosted", "fast"]
 
 
 def test_no_file_discovers_presets_with_a_key_in_the_keyring(tmp_path):
     config = load(tmp_path / "missing.toml", env={}, has_stored_key=lambda name: name == "cerebras")
-    assert list(config.sources) == ["local", "cerebras"]
+    assert list(config.sources) == ["local", "cerebras", "embedded"]
     assert config.sources["cerebras"].base_url == "https://api.cerebras.ai/v1"
 
 
@@ -154,7 +154,7 @@ def test_config_init_writes_a_loadable_starter(tmp_path):
     path = tmp_path / "sub" / "config.toml"
     write_starter(path, env={"CEREBRAS_API_KEY": "csk-unique-value-42"})
     config = load(path, env={})
-    assert set(config.sources) == {"local", "cerebras"}
+    assert set(config.sources) == {"local", "cerebras", "embedded"}
     assert "csk-unique-value-42" not in path.read_text()
 
 

@@ -306,7 +306,7 @@ def test_router_names_discovered_sources(tmp_path: Path):
     """A file with no sources gets discovered ones, and its [router] may name them."""
     path = write(tmp_path, '[[router.rules]]\ntask = "sensitive"\nsource = "local"\n')
     config = load(path, env={})
-    assert list(config.sources) == ["local"] and config.router.rules[0].source == ("local",)
+    assert list(config.sources) == ["local", "embedded"] and config.router.rules[0].source == ("local",)
 
 
 # -- the schema: declared once, documented in config.example.toml --------------------------------

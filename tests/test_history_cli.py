@@ -149,15 +149,15 @@ def test_usage_sums_this_month(chats: list[int], capsys: pytest.CaptureFixture[s
     by_source = {row["source"]: row for row in usage["sources"]}
     assert by_source["fast"]["replies"] == 2 and by_source["fast"]["output_tokens"] == 7 + 5
     assert by_source["fast"]["estimated_output_tokens"] == 5
-    # cost is counted from exact token counts only: the cut reply has none
-    assert by_source["fast"]["cost_usd"] == pytest.approx((10 * 1.0 + 7 * 4.0) / 1e6)
-    assert by_source["fast"]["priced_replies"] == 1 and by_source["local"]["priced_replies"] == 0
+    # the cut reply has no exact counts, but it was billed: priced on the meter's estimate (its 5 chunks)
+    assert by_source["fast"]["cost_usd"] == pytest.approx((10 * 1.0 + 7 * 4.0 + 5 * 4.0) / 1e6)
+    assert by_source["fast"]["priced_replies"] == 2 and by_source["local"]["priced_replies"] == 0
     assert usage["total"]["replies"] == 3
     code, out, _ = run(capsys, "usage")
     lines = out.splitlines()
     assert lines[0].startswith("Usage for ")
     assert lines[1].split() == ["SOURCE", "REPLIES", "INPUT", "TOKENS", "OUTPUT", "TOKENS", "COST"]
-    assert lines[2].split()[:2] == ["fast", "2"] and lines[2].split()[3] == "12~" and lines[2].endswith("$0.000038")
+    assert lines[2].split()[:2] == ["fast", "2"] and lines[2].split()[3] == "12~" and lines[2].endswith("$0.000058")
     assert lines[3].split()[-1] == "-" and lines[4].startswith("total") and lines[-1].startswith("~")
 
 

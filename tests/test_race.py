@@ -18,10 +18,8 @@ import pytest
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Attempt, Finished, Routed
 from fastchat_tui.meter import Meter
-from fastchat_tui.race import METRICS, ColumnEvent, Contender, Race, hedge_candidates, keep, race, rank
-from fastchat_tui.router import Router
-from fastchat_tui.routing import Decision, Request, Route
-from fastchat_tui.secrets_scan import Scanner
+from fastchat_tui.race import METRICS, ColumnEvent, Contender, Race, keep, race, rank
+from fastchat_tui.routing import Route
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
@@ -304,51 +302,6 @@ async def test_the_kept_reply_becomes_the_conversations_answer_and_another_can_r
     with pytest.raises(ValueError):
         keep(session, Turn("q", status="cancelled"))
     await session.aclose()
-
-
-# -- hedging: which sources a request may be hedged across ---------------------------------------
-
-def hedge_config() -> Config:
-    specs = [source("local", "http://127.0.0.1:1", "local"), source("local2", "http://127.0.0.1:2", "local"),
-             source("fast", "https://fast.example/v1", "fast"), source("hosted", "https://api.example/v1", "hosted")]
-    return Config(sources={s.name: s for s in specs})
-
-
-def test_a_latency_bound_request_hedges_across_its_first_two_candidates() -> None:
-    config, scanner = hedge_config(), Scanner()
-    decision = Decision(Route("local", "completion: code ends mid-statement", "completion", ["fast", "hosted"],
-                              ["a warning"]))
-    hedge = hedge_candidates(decision, "def f(", scanner, config)
-    assert [c.source for c in hedge] == ["local", "fast"]
-    assert all(c.route is not None and c.route.task == "completion" and c.route.fallbacks == [] for c in hedge)
-    assert hedge[0].route.warnings == ["a warning"] and hedge[1].route.warnings == []  # type: ignore[union-attr]
-    assert "hedged: local and fast" in hedge[0].route.reason  # type: ignore[union-attr]
-    chat_decision = Decision(Route("local", "chat", "chat", ["fast"]))
-    assert hedge_candidates(chat_decision, "hello", scanner, config) == []
-
-
-def test_a_hedge_never_includes_a_hosted_source_for_a_sensitive_request() -> None:
-    config, scanner = hedge_config(), Scanner()
-    decision = Decision(Route("local", "completion", "completion", ["fast", "local2", "hosted"]))
-    secret = f"key = '{AWS_ID}'\ndef f("
-    assert [c.source for c in hedge_candidates(decision, secret, scanner, config)] == ["local", "local2"]
-    in_history = hedge_candidates(decision, "def f(", scanner, config, history=[f"my key is {AWS_ID}"])
-    assert [c.source for c in in_history] == ["local", "local2"]
-    one_private = Decision(Route("local", "completion", "completion", ["fast", "hosted"]))
-    assert hedge_candidates(one_private, secret, scanner, config) == []
-    hosted_first = Decision(Route("fast", "completion", "completion", ["hosted", "local"]))
-    assert hedge_candidates(hosted_first, secret, scanner, config) == []
-
-
-def test_the_routers_decisions_hedge_only_what_they_may() -> None:
-    config = hedge_config()
-    router = Router(config.sources)
-    plain = router.decide(Request("def total(items):\n    return sum(item.price for item in"))
-    assert plain.route.task == "completion"
-    assert [c.source for c in hedge_candidates(plain, plain.route.source, router.scanner, config)] == ["local", "local2"]
-    secret = f"def login():\n    key = '{AWS_ID}'\n    return connect(key,"
-    sensitive = router.decide(Request(secret))
-    assert sensitive.route.task == "sensitive" and hedge_candidates(sensitive, secret, router.scanner, config) == []
 
 
 # -- the ranking, pure --------------------------------------------------------------------------

@@ -423,12 +423,13 @@ def test_usage_sums_per_source_and_month(tmp_path: Path) -> None:
         record(recorder, stored_turn("b", "one two", started_at=may, input_tokens=50))
         record(recorder, stored_turn("c", "four words right here", source="local", started_at=may, exact=False))
         record(recorder, stored_turn("d", "x", started_at=june, input_tokens=1000))
-        record(recorder, stored_turn("e", "cut short", started_at=may, exact=False, status="cut"))  # no exact counts: no cost
+        # Cut before its usage came: billed all the same, so priced on the meter's estimate (2 chunks, no input).
+        record(recorder, stored_turn("e", "cut short", started_at=may, exact=False, status="cut"))
         rows = {row.source: row for row in store.usage("2026-05")}
         assert set(rows) == {"fast", "local"}
         fast, local = rows["fast"], rows["local"]
         assert (fast.replies, fast.input_tokens, fast.output_tokens, fast.estimated_output_tokens) == (3, 150, 7, 2)
-        assert fast.cost_usd == pytest.approx((150 * 0.5 + 5 * 2.0) / 1e6) and fast.priced_replies == 2
+        assert fast.cost_usd == pytest.approx((150 * 0.5 + 5 * 2.0 + 2 * 2.0) / 1e6) and fast.priced_replies == 3
         assert (local.replies, local.output_tokens, local.estimated_output_tokens, local.cost_usd) == (1, 4, 4, 0.0)
         assert store.spend("fast", "2026-05") == pytest.approx(fast.cost_usd)
         assert store.spend("fast", "2026-06") == pytest.approx((1000 * 0.5 + 1 * 2.0) / 1e6)
@@ -722,7 +723,7 @@ def test_migrates_a_third_schema_file_keeping_everything_and_saying_how_replies_
     conn.close()
 
     with Store.open(path) as store:
-        assert store.warning is None and schema_version(path) == SCHEMA_VERSION == 5
+        assert store.warning is None and schema_version(path) == SCHEMA_VERSION == 6
         messages = store.messages(5)
         assert [m.content for m in messages] == ["question 0", "a full answer", "question 1", "an answer cut",
                                                  "question 2", "\n\n", "question 3", "partial"]

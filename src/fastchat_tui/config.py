@@ -9,7 +9,6 @@ the line and the key (or the environment variable), so the CLI can print it and 
 
 from __future__ import annotations
 
-import importlib.util
 import ipaddress
 import os
 import re
@@ -293,9 +292,11 @@ def embedded_source(env: Mapping[str, str]) -> SourceConfig | None:
     """llama.cpp run by fastchat itself with the model :func:`fastchat_tui.gguf.default_model` picks, when
     ``xllamacpp`` is installed and there is one; ``None`` otherwise. Starts nothing and does not import
     llama.cpp: a fresh machine with the ``embedded`` extra chats with no daemon, no key and no config."""
+    import importlib.util  # here: only a start without a config file pays for these imports
+
     if importlib.util.find_spec("xllamacpp") is None:
         return None
-    from fastchat_tui import gguf  # here: only a start without a config file pays for it
+    from fastchat_tui import gguf
 
     model = gguf.default_model(env)
     if model is None:

@@ -2,13 +2,16 @@
 
 Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
 
-    Routed · (Attempt · ModelChosen? · [Preparing | ReasoningDelta | TextDelta | Usage | Progress]* · Fallback?)+ · Finished
+    Hedged? · Routed
+      · (Attempt · ModelChosen? · [Preparing | ReasoningDelta | TextDelta | Usage | Progress]* · Fallback?)+
+      · Finished
 
-``Routed`` is missing when routing itself failed; ``Finished`` always comes last, after the
-turn was recorded, and carries the turn in its final state (``turn.status``, ``turn.end_note``,
-``turn.reasoning``). Reasoning and text deltas, usage and :class:`Preparing` (a model loading, a long
-prompt read, before the first token) are the source's own events, passed on unchanged (they are the
-hot path); reasoning deltas are never part of the answer.
+``Routed`` is missing when routing itself failed. ``Hedged`` comes first for a request auto mode hedged
+(sent to two sources at once): nothing is yielded until one of them streams, then that one's events
+follow. ``Finished`` always comes last, after the turn was recorded, and carries the turn in its final
+state (``turn.status``, ``turn.end_note``, ``turn.reasoning``). Reasoning and text deltas, usage and
+:class:`Preparing` (a model loading, a long prompt read, before the first token) are the source's own
+events, passed on unchanged (they are the hot path); reasoning deltas are never part of the answer.
 """
 
 from __future__ import annotations
@@ -55,14 +58,27 @@ class Progress:
 
 
 @dataclass(slots=True)
+class Hedged:
+    """Auto mode sent this request to ``sources`` at once (``[router] hedge``), and ``winner`` streamed first
+    (``None``: none of them answered); the others were cancelled then. ``turn`` is the reply that goes on
+    (the winner's), and ``first_tokens`` each source's time to first token by then (``None``: it had none).
+    Comes before that turn's own events, from its :class:`Routed` on."""
+
+    turn: Turn
+    sources: tuple[str, ...]
+    winner: str | None
+    first_tokens: dict[str, float | None]
+
+
+@dataclass(slots=True)
 class Finished:
     """The request is over and recorded; ``turn.status`` and ``turn.end_note`` say how it ended."""
 
     turn: Turn
 
 
-SessionEvent = (Routed | Attempt | ModelChosen | Preparing | Fallback | ReasoningDelta | TextDelta | Usage | Progress
-                | Finished)
+SessionEvent = (Hedged | Routed | Attempt | ModelChosen | Preparing | Fallback | ReasoningDelta | TextDelta | Usage
+                | Progress | Finished)
 
-__all__ = ["Attempt", "Fallback", "Finished", "ModelChosen", "Preparing", "Progress", "ReasoningDelta", "Routed",
-           "SessionEvent", "TextDelta", "Usage"]
+__all__ = ["Attempt", "Fallback", "Finished", "Hedged", "ModelChosen", "Preparing", "Progress", "ReasoningDelta",
+           "Routed", "SessionEvent", "TextDelta", "Usage"]

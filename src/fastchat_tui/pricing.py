@@ -12,7 +12,8 @@ from fastchat_tui.config import SourceConfig
 def cost(source: SourceConfig | None, input_tokens: int | None, output_tokens: int | None) -> float | None:
     """USD for one reply from the source's prices (USD per million tokens), or ``None`` if unpriced.
 
-    Callers price only replies with exact token counts, as the router's budgets count.
+    Callers price replies with exact token counts, and streams stopped before their usage came (cancelled,
+    cut: billed all the same) on the meter's estimates, as the router's budgets count (the recorder's rule).
     """
     if source is None or (source.price_in is None and source.price_out is None):
         return None

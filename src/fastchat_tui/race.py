@@ -4,48 +4,45 @@ Each column is one ordinary :meth:`Session.stream <fastchat_tui.session.Session.
 column's own source, so everything the session does per request holds per column: the data
 boundary (a sensitive prompt is refused for a non-private source, and that refusal is the
 column's failure), the context check, the meter, the recorder and what the router learns. A
-column is sent with ``remember=False``: no reply enters the conversation until :func:`keep`
-chooses one, and the others stay in history as alternatives.
+column is sent with ``remember=False`` and the race's ``group``: history files every column under
+the one prompt, and no reply enters the conversation until :meth:`Race.keep` chooses one (through
+:meth:`Session.keep <fastchat_tui.session.Session.keep>`); the others stay in history as alternatives.
 
-The columns stream as concurrent tasks; :class:`Race` yields their events merged, each tagged
-with its column (:class:`ColumnEvent`), in the order they arrived. Every column ends with exactly
-one :class:`~fastchat_tui.events.Finished`, also a column that was cancelled (its turn says
-``cancelled``). In ``"race"`` mode the first column to finish with an answer (``first="finish"``)
-or to stream its first token (``first="token"``, a hedged request) wins, and the others are
+The columns stream as concurrent tasks (:class:`fastchat_tui.streams.Merge`); :class:`Race` yields
+their events merged, each tagged with its column (:class:`ColumnEvent`), in the order they arrived.
+Every column ends with exactly one :class:`~fastchat_tui.events.Finished`, also a column that was
+cancelled (its turn says ``cancelled``). In ``"race"`` mode the first column to finish with an answer
+(``first="finish"``) or to stream its first token (``first="token"``) wins, and the others are
 cancelled at once, which closes their connections. A failure in one column never stops another.
 
-:func:`rank` compares the ended columns' meters (a :class:`Ranking`, pure); :func:`hedge_candidates`
-is the rule for which sources auto mode may hedge a request across.
+:func:`rank` compares the ended columns' meters (a :class:`Ranking`, pure). Hedging in auto mode is
+the session's own (see :func:`fastchat_tui.router.hedge_routes`).
 """
 
 from __future__ import annotations
 
-import asyncio
+import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal, NamedTuple, Protocol
 
-from fastchat_tui.classify import find_sensitive
 from fastchat_tui.config import Config
 from fastchat_tui.events import Attempt, Finished, Routed, SessionEvent
 from fastchat_tui.meter import tokens_text
 from fastchat_tui.pricing import cost, money
-from fastchat_tui.routing import Decision, Named, Route
-from fastchat_tui.secrets_scan import Scanner
+from fastchat_tui.routing import Route
 from fastchat_tui.sources.base import ReasoningDelta, TextDelta
+from fastchat_tui.streams import Merge
 from fastchat_tui.turn import ENDED_NORMALLY, SendOptions, Turn
 
 __all__ = [
-    "HEDGED_TASKS",
     "METRICS",
     "ColumnEvent",
     "Contender",
     "Race",
     "Ranking",
     "Standing",
-    "hedge_candidates",
     "keep",
     "race",
     "rank",
@@ -54,27 +51,20 @@ __all__ = [
 Mode = Literal["compare", "race"]
 First = Literal["token", "finish"]
 
-HEDGED_TASKS = ("completion",)
-"""Task kinds whose replies are short enough that the first token decides how long the user waits:
-the only ones auto mode hedges."""
-HEDGE_WIDTH = 2
-"""How many sources a hedged request goes to."""
-
 
 class RaceSession(Protocol):
-    """What a race needs of a :class:`~fastchat_tui.session.Session` (named by its interface, so the router can
-    use :func:`hedge_candidates` without importing the session)."""
+    """What a race needs of a :class:`~fastchat_tui.session.Session`."""
 
     config: Config
-    messages: list[dict[str, str]]
 
     def stream(self, prompt: str, options: SendOptions | None = None) -> AsyncGenerator[SessionEvent, None]: ...
+    def keep(self, turn: Turn, *, instead_of: Turn | None = None) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Contender:
-    """One column: a configured source, optionally with a model other than its own, and for a hedge the
-    route the router decided (so history keeps the task kind and the reason)."""
+    """One column: a configured source, optionally with a model other than its own, and optionally a route
+    decided before (so history keeps its task kind and reason)."""
 
     source: str
     model: str | None = None
@@ -101,10 +91,6 @@ class ColumnEvent(NamedTuple):
 
     column: int
     event: SessionEvent
-
-
-_END = object()
-"""Put on the queue (of column events, and a column's unexpected exception) when the last column has ended."""
 
 
 class Race:
@@ -135,6 +121,8 @@ class Race:
         self.prompt = prompt
         self.contenders = tuple(_contender(spec) for spec in contenders)
         self.options = options or SendOptions()
+        self.group = self.options.group or uuid.uuid4().hex
+        """What history files every column under: one prompt, each column's reply an alternative of it."""
         self.mode: Mode = mode
         self.first: First = first
         self.turns: list[Turn | None] = [None] * len(self.contenders)
@@ -143,11 +131,10 @@ class Race:
         """In ``"race"`` mode, the column that won; ``None`` until one did (or when none could)."""
         self.kept: int | None = None
         """The column whose reply is the conversation's answer (:meth:`keep`)."""
-        self._queue: asyncio.Queue[object] | None = None
-        self._tasks: list[asyncio.Task[None]] = []
         self._finished = [False] * len(self.contenders)
-        self._running = 0
-        self._over = False
+        self._merge: Merge[SessionEvent, ColumnEvent] = Merge(
+            [partial(session.stream, prompt, self.options_for(index)) for index in range(len(self.contenders))],
+            ColumnEvent, watch=self._watch, ended=self._ended)
 
     @property
     def labels(self) -> list[str]:
@@ -156,100 +143,57 @@ class Race:
 
     def options_for(self, column: int) -> SendOptions:
         """How ``column``'s request is sent: the race's options with the column's source, model and route,
-        and never remembered (:func:`keep` chooses the answer)."""
+        filed under the race's :attr:`group`, and never remembered (:meth:`keep` chooses the answer)."""
         contender = self.contenders[column]
         return replace(self.options, source=contender.source, model=contender.model, route=contender.route,
-                       remember=False)
+                       remember=False, group=self.group)
 
     # -- running ----------------------------------------------------------------------------
 
-    def _start(self) -> asyncio.Queue[object]:
-        if self._queue is None:
-            self._queue = asyncio.Queue()
-            self._running = len(self.contenders)
-            for index in range(len(self.contenders)):
-                task = asyncio.create_task(self._column(index), name=f"race-column-{index + 1}")
-                task.add_done_callback(partial(self._ended, index))  # also runs for a task cancelled before it began
-                self._tasks.append(task)
-        return self._queue
-
-    async def _column(self, column: int) -> None:
-        """Stream one column onto the queue."""
-        assert self._queue is not None
-        put = self._queue.put_nowait
-        on_token = self.mode == "race" and self.first == "token"
-        try:
-            async with aclosing(self.session.stream(self.prompt, self.options_for(column))) as events:
-                async for event in events:
-                    put(ColumnEvent(column, event))
-                    kind = type(event)
-                    if kind is TextDelta or kind is ReasoningDelta:
-                        if on_token and self.winner is None:
-                            self._win(column)
-                    elif isinstance(event, (Routed, Attempt, Finished)):
-                        self.turns[column] = event.turn
-                        self._finished[column] = kind is Finished
-            turn = self.turns[column]
-            if (self.mode == "race" and not on_token and self.winner is None and turn is not None
-                    and turn.answered and turn.status in ENDED_NORMALLY):
+    def _watch(self, column: int, event: SessionEvent) -> None:
+        """Each event as its column streams it: the column's turn, and in ``"race"`` mode the winner."""
+        kind = type(event)
+        if kind is TextDelta or kind is ReasoningDelta:
+            if self.winner is None and self.mode == "race" and self.first == "token":
                 self._win(column)
-        except asyncio.CancelledError:
-            pass  # the session marked the turn cancelled and recorded it; the column ends in _ended like any other
-        except Exception as exc:  # a bug, not a source's failure (those end the stream with Finished)
-            put(exc)
+        elif isinstance(event, (Routed, Attempt, Finished)):
+            self.turns[column] = turn = event.turn
+            if kind is Finished:
+                self._finished[column] = True
+                if (self.mode == "race" and self.first == "finish" and self.winner is None and turn.answered
+                        and turn.status in ENDED_NORMALLY):
+                    self._win(column)
 
-    def _ended(self, column: int, task: asyncio.Task[None]) -> None:
-        """A column's task is done: a column that did not get to its ``Finished`` (it was cancelled) ends with one."""
-        assert self._queue is not None
-        if not self._finished[column]:
-            self._finished[column] = True
-            turn = self.turns[column]
-            if turn is None:  # cancelled before its stream began: nothing was sent
-                contender = self.contenders[column]
-                turn = self.turns[column] = Turn(self.prompt, self.options_for(column), source=contender.source,
-                                                 model=contender.model, status="cancelled")
-            self._queue.put_nowait(ColumnEvent(column, Finished(turn)))
-        self._running -= 1
-        if not self._running:
-            self._queue.put_nowait(_END)
+    def _ended(self, column: int) -> SessionEvent | None:
+        """A column that did not get to its ``Finished`` (it was cancelled) ends with one."""
+        if self._finished[column]:
+            return None
+        self._finished[column] = True
+        turn = self.turns[column]
+        if turn is None:  # cancelled before its stream began: nothing was sent
+            contender = self.contenders[column]
+            turn = self.turns[column] = Turn(self.prompt, self.options_for(column), source=contender.source,
+                                             model=contender.model, status="cancelled")
+        return Finished(turn)
 
     def _win(self, column: int) -> None:
         self.winner = column
-        for index, task in enumerate(self._tasks):
-            if index != column:
-                task.cancel()
+        self._merge.cancel_others(column)
 
     def cancel(self, column: int | None = None) -> None:
         """Stop ``column`` (``None``: every column) now, closing its connection; the text so far is kept and
         the column still ends with its ``Finished`` (status ``cancelled``). The others stream on."""
-        self._start()
-        for index, task in enumerate(self._tasks):
-            if column is None or index == column:
-                task.cancel()
+        self._merge.cancel(column)
 
     def __aiter__(self) -> Race:
         return self
 
     async def __anext__(self) -> ColumnEvent:
-        if self._over:
-            raise StopAsyncIteration
-        queue = self._start()
-        item = queue.get_nowait() if queue.qsize() else await queue.get()
-        if type(item) is ColumnEvent:
-            return item
-        self._over = True
-        if isinstance(item, BaseException):
-            await self.aclose()
-            raise item
-        raise StopAsyncIteration
+        return await self._merge.__anext__()
 
     async def aclose(self) -> None:
         """Cancel every column still streaming and wait until each has ended (connection closed, turn recorded)."""
-        self._over = True
-        for task in self._tasks:
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._merge.aclose()
 
     # -- after ------------------------------------------------------------------------------
 
@@ -260,19 +204,17 @@ class Race:
         return rank(turns, self.session.config)
 
     def keep(self, column: int) -> Turn:
-        """Make ``column``'s reply the conversation's answer, in place of the one kept before (if any).
+        """Make ``column``'s reply the conversation's answer, in place of the one kept before (if any), through
+        :meth:`Session.keep <fastchat_tui.session.Session.keep>`: history marks it the kept reply of the
+        prompt and the other columns' its alternatives.
 
         Raises ``ValueError`` while the column streams or when it has no answer."""
         turn = self.turns[column]
         if turn is None or not turn.ended or not turn.answered:
             raise ValueError(f"column {column + 1} has no finished answer to keep")
-        if self.kept is not None and self.kept != column:
-            previous = self.turns[self.kept]
-            messages = self.session.messages
-            if previous is not None and messages[-2:] == _exchange(previous):
-                del messages[-2:]
         if self.kept != column:
-            keep(self.session, turn)
+            previous = self.turns[self.kept] if self.kept is not None else None
+            self.session.keep(turn, instead_of=previous)
         self.kept = column
         return turn
 
@@ -296,17 +238,10 @@ def race(
     return Race(session, prompt, contenders, options, mode=mode, first=first)
 
 
-def _exchange(turn: Turn) -> list[dict[str, str]]:
-    return [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]
-
-
 def keep(session: RaceSession, turn: Turn) -> None:
-    """Make ``turn`` the conversation's answer to its prompt: the next prompt is sent with it as context
-    (the answer only, as the session keeps a remembered reply). Raises ``ValueError`` for a turn without
-    answer text."""
-    if not turn.answered:
-        raise ValueError("a reply without answer text cannot be kept")
-    session.messages.extend(_exchange(turn))
+    """Make ``turn`` the conversation's answer to its prompt (:meth:`Session.keep
+    <fastchat_tui.session.Session.keep>`). Raises ``ValueError`` for a turn without answer text."""
+    session.keep(turn)
 
 
 # -- the ranking ------------------------------------------------------------------------------
@@ -443,37 +378,3 @@ def rank(turns: Sequence[Turn], config: Config) -> Ranking:
     finished = [s for s in standings if s.done_at is not None]
     first = min(finished, key=lambda s: (s.done_at, s.column)).column if finished else None
     return Ranking(standings, {metric: _winners(standings, metric) for metric in METRICS}, first)
-
-
-# -- hedging ----------------------------------------------------------------------------------
-
-def hedge_candidates(
-    decision: Decision,
-    prompt: str,
-    scanner: Scanner,
-    config: Config,
-    *,
-    attachments: Sequence[Named] = (),
-    history: Sequence[str] = (),
-) -> list[Contender]:
-    """The sources auto mode may hedge a request across: the first :data:`HEDGE_WIDTH` candidates of its
-    route (the source, then its fallbacks), for a task in :data:`HEDGED_TASKS` only; ``[]`` means no hedge.
-
-    A hedge never sends a copy of a sensitive request to a source that is not private: when ``scanner`` finds
-    something in the prompt, the attachments or the earlier messages (``history``), only private sources are
-    candidates (whatever the task: a source chosen by hand keeps the task its command named). The user's
-    per-request override does not reach here: it lets the one request they chose go, not copies the router adds.
-    """
-    route = decision.route
-    if route.task not in HEDGED_TASKS:
-        return []
-    sources = config.sources
-    names = [name for name in dict.fromkeys([route.source, *route.fallbacks]) if name in sources]
-    if find_sensitive(prompt, attachments, history, scanner=scanner) is not None:
-        names = [name for name in names if sources[name].is_private]
-    chosen = names[:HEDGE_WIDTH]
-    if len(chosen) < 2:
-        return []
-    reason = f"{route.reason} · hedged: {' and '.join(chosen)}"
-    return [Contender(name, route=Route(name, reason, route.task, [], list(route.warnings) if name == route.source else []))
-            for name in chosen]

@@ -9,17 +9,19 @@ statistics, which it reads from a :class:`~fastchat_tui.routing.Ledger`.
 
 ``Router.__call__(prompt, session)`` fits ``Session(router=...)``; the session tells the
 router how each attempt went with :meth:`Router.record` and hands it finished replies'
-readings with :meth:`Router.observe`.
+readings with :meth:`Router.observe`. :func:`hedge_routes` is the rule for which sources a
+request may be hedged across (``[router] hedge``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from fastchat_tui.classify import classify, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.events import Hedged
 from fastchat_tui.meter import Reading
 from fastchat_tui.pricing import cost
 from fastchat_tui.routing import (
@@ -37,6 +39,12 @@ from fastchat_tui.routing import (
     default_rules,
 )
 from fastchat_tui.sources.base import HEALTH_KINDS, ErrorKind, SourceError
+
+HEDGED_TASKS = ("completion",)
+"""Task kinds whose replies are short enough that the first token decides how long the user waits:
+the only ones auto mode hedges."""
+HEDGE_WIDTH = 2
+"""How many sources a hedged request goes to."""
 
 
 class Router:
@@ -309,6 +317,31 @@ class Router:
         return []
 
 
+def hedge_routes(route: Route, sources: Mapping[str, SourceConfig], *, sensitive: bool) -> list[Route]:
+    """The routes auto mode hedges ``route``'s request across: its first :data:`HEDGE_WIDTH` sources (the
+    source, then its fallbacks), for a task in :data:`HEDGED_TASKS` only; ``[]`` means no hedge. The last
+    one keeps the fallbacks left after them, so a hedged request is answered whenever the route alone
+    would have been.
+
+    A hedge never sends a copy of a ``sensitive`` request (something in the prompt, the attachments or the
+    earlier messages looks sensitive) to a source that is not private: then only private sources are
+    candidates. The user's per-request override of that rule does not reach here: it lets the one request
+    they chose go, not copies a hedge adds.
+    """
+    if route.task not in HEDGED_TASKS:
+        return []
+    names = [name for name in dict.fromkeys([route.source, *route.fallbacks]) if name in sources]
+    if sensitive:
+        names = [name for name in names if sources[name].is_private]
+    chosen, rest = names[:HEDGE_WIDTH], names[HEDGE_WIDTH:]
+    if len(chosen) < 2:
+        return []
+    reason = f"{route.reason} · hedged: {' and '.join(chosen)}"
+    return [_make_route(name, reason, route.task, rest if index == len(chosen) - 1 else [],
+                        route.warnings if name == route.source else [])
+            for index, name in enumerate(chosen)]
+
+
 def _resolve_all(selectors: Iterable[str], router: Router) -> list[str]:
     """Source names for selectors, in order, without repeats: a name, or ``tag:A`` / ``tag:A+B``."""
     out: list[str] = []
@@ -363,3 +396,15 @@ def status_text(route: Route, selected: str = "auto", model: str | None = None) 
 def fallback_text(from_source: str, to_source: str, error: SourceError) -> str:
     """``fast → regular: 429 rate limited``, for the transcript and the status bar."""
     return f"{from_source} → {to_source}: {error.label}"
+
+
+def hedge_text(hedged: Hedged) -> str:
+    """``hedged: fast won (first token 80 ms; local none yet)``, for the status bar and ``ask``."""
+    if hedged.winner is None:
+        return f"hedged across {' and '.join(hedged.sources)}: none answered"
+    figures = []
+    for name in (hedged.winner, *(name for name in hedged.sources if name != hedged.winner)):
+        ttft = hedged.first_tokens.get(name)
+        figure = "none yet" if ttft is None else f"{ttft * 1000:,.0f} ms"
+        figures.append(f"first token {figure}" if name == hedged.winner else f"{name} {figure}")
+    return f"hedged: {hedged.winner} won ({'; '.join(figures)})"

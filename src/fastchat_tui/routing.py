@@ -91,6 +91,8 @@ class RouterSettings:
     cooldown_s: float = 30.0
     cooldown_max_s: float = 600.0
     budget_warn: float = 0.8
+    hedge: bool = False
+    """Auto mode may send a latency-bound request to two sources at once and keep the first to start."""
 
     def all_rules(self) -> list[Rule]:
         """The user's rules in order, then the built-in default for every task kind."""

@@ -5,26 +5,31 @@ fits the source's context, sends it, falls back to the next source when one fail
 its first token, feeds the meter, tells the router how each attempt went, says how the
 reply ended (:meth:`Turn.settle <fastchat_tui.turn.Turn.settle>`), records the reply, and
 yields typed events (:mod:`fastchat_tui.events`) that the TUI, ``ask``,
-``review`` and ``bench`` all consume the same way. Retry, key rotation, new chat and
-resume are methods here too, so no consumer edits the conversation itself.
+``review`` and ``bench`` all consume the same way. Retry, key rotation, new chat,
+resume and keeping one of several replies (:meth:`Session.keep`) are methods here too, so no
+consumer edits the conversation itself. With ``[router] hedge`` on, auto mode sends a latency-bound
+request to two sources at once and goes on with the first to start (:meth:`Session.stream`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
+from functools import partial
 from typing import Protocol
 
 from fastchat_tui import context
 from fastchat_tui.attachment import Attachment
 from fastchat_tui.classify import DEFAULT_SETTINGS, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, SessionEvent
+from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
 from fastchat_tui.keys import lookup as keyring_then_env_key
 from fastchat_tui.meter import Meter
+from fastchat_tui.router import hedge_routes
 from fastchat_tui.routing import Decision, MemoryLedger, Named, Request, Route
 from fastchat_tui.secrets_scan import Finding, Scanner
 from fastchat_tui.sources.base import (
@@ -40,7 +45,8 @@ from fastchat_tui.sources.base import (
     TextDelta,
     Usage,
 )
-from fastchat_tui.turn import SendOptions, Turn
+from fastchat_tui.streams import Merge
+from fastchat_tui.turn import ENDED_NORMALLY, STOPPED, SendOptions, Turn
 
 RECORD_EVERY_S = 1.0
 """New output reaches the recorder at most this long after it arrived, whether or not more follows (a crash
@@ -76,6 +82,10 @@ class Recorder(Protocol):
     def begin(self, turn: Turn) -> None: ...
     def progress(self, turn: Turn) -> None: ...
     def end(self, turn: Turn) -> None: ...
+    def kept(self, turn: Turn) -> None:
+        """``turn`` (ended) is the conversation's reply to its prompt; the other replies filed under its
+        ``options.group`` are alternatives."""
+        ...
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """A stored chat's messages as context; raises ``StoreError`` when there is no such chat."""
         ...
@@ -130,8 +140,8 @@ class Session:
 
         History problems (a damaged file replaced, a failed write) go to ``on_problem``; replies
         are never lost to them. With ``record=False`` (a dry run) nothing is recorded and no history
-        file is created; an existing one still gives the router its figures. Raises ``ConfigError``
-        for a bad ``[router]`` table.
+        file is created; an existing one still gives the router its figures (the ``[router]``
+        table was checked by :func:`fastchat_tui.config.load`).
         """
         from fastchat_tui.router import Router
         from fastchat_tui.store import StoreLedger, default_recorder, existing_history
@@ -207,9 +217,26 @@ class Session:
         self.recorder.chat_id = chat_id
 
     def _retract(self, turn: Turn) -> None:
-        """Take ``turn`` back out of the context (before retrying it), so no text is sent twice."""
+        """Take ``turn`` back out of the context (before retrying it, or keeping another reply), so no text
+        is sent twice."""
         if self.messages[-2:] == [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]:
             del self.messages[-2:]
+
+    def keep(self, turn: Turn, *, instead_of: Turn | None = None) -> None:
+        """Make ``turn``'s answer the conversation's reply to its prompt, in place of ``instead_of`` (the reply
+        kept before, taken back out): the next prompt is sent with it as context (the answer only: reasoning
+        is never sent back), and history marks it the kept reply, the others of its group alternatives.
+
+        A remembered reply is kept this way as it ends; a race's column or a hedge's copy (sent with a
+        ``group``) only when its consumer keeps it. Raises ``ValueError`` for a turn without answer text.
+        """
+        if not turn.answered:
+            raise ValueError("a reply without answer text cannot be kept")
+        if instead_of is not None:
+            self._retract(instead_of)
+        self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
+        if self.recorder:
+            self.recorder.kept(turn)
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -263,9 +290,9 @@ class Session:
         dialog after a :class:`SensitiveRefusal`); it holds for this request and its retries, never the next prompt."""
         self._retract(turn)
         if source is not None:
-            options = replace(turn.options, source=source, route=None)
-        else:
-            options = replace(turn.options, route=self.retry_route(turn))
+            options = replace(turn.options, source=source, route=None, group=None)
+        else:  # a new reply of its own, not another alternative of a race's or a hedge's prompt
+            options = replace(turn.options, route=self.retry_route(turn), group=None)
         if allow_sensitive:
             options = replace(options, allow_sensitive=True)
         return self.stream(turn.prompt, options)
@@ -297,19 +324,104 @@ class Session:
                     return event.turn
         raise AssertionError("Session.stream ended without Finished")  # pragma: no cover
 
-    async def stream(self, prompt: str, options: SendOptions | None = None) -> AsyncGenerator[SessionEvent, None]:
+    def stream(self, prompt: str, options: SendOptions | None = None) -> AsyncGenerator[SessionEvent, None]:
         """Handle one request end to end, yielding its events (see :mod:`fastchat_tui.events`).
 
         Failures end the stream with ``Finished`` and ``turn.error``; they are not raised. Cancelling
         (or closing the stream early) keeps the partial text, marks the turn ``cancelled`` and records it.
+        A request auto mode hedges (:meth:`_hedge_plan`) streams as :meth:`_hedged` says.
         """
         options = options or SendOptions()
+        route, hedge = self._hedge_plan(prompt, options)
+        return self._hedged(prompt, options, hedge) if hedge else self._stream(prompt, options, route)
+
+    def _hedge_plan(self, prompt: str, options: SendOptions) -> tuple[Route | None, list[Route]]:
+        """With ``[router] hedge`` on, in auto mode: the route (so it is made once) and the routes the request
+        is hedged across (:func:`~fastchat_tui.router.hedge_routes`; ``[]``: sent the usual way)."""
+        if (not self.config.router.hedge or options.route is not None or options.group is not None
+                or (options.source or self.selected) != "auto"):
+            return None, []
+        try:
+            route = self.route(prompt, options.source, task=options.task, attachments=options.attachments)
+        except SourceError:
+            return None, []  # sent the usual way, which routes again and reports why it cannot
+        history = tuple(m["content"] for m in self.messages if m.get("content"))
+        sensitive = find_sensitive(prompt, options.attachments, history, scanner=self.scanner) is not None
+        return route, hedge_routes(route, self.config.sources, sensitive=sensitive)
+
+    async def _hedged(self, prompt: str, options: SendOptions, routes: list[Route]) -> AsyncGenerator[SessionEvent, None]:
+        """One request sent on every route of ``routes`` at once; the first copy to stream output (or to end
+        normally) wins, the others are cancelled then (their connections closed), and the winner's events
+        follow a :class:`~fastchat_tui.events.Hedged`. Until then nothing is yielded. When every copy fails
+        before any output, the one that ended last is the request's outcome.
+
+        Every copy is an ordinary :meth:`_stream` filed under one ``group``: history keeps the losers as
+        alternatives with their meters and their cost (priced on estimates, as no usage came; see :meth:`_end`),
+        which is what the budgets read. The winner's answer enters the conversation as a remembered reply's does.
+        """
+        copies = replace(options, group=uuid.uuid4().hex)
+        turns: list[Turn | None] = [None] * len(routes)
+        winner: int | None = None
+
+        def watch(index: int, event: SessionEvent) -> None:
+            nonlocal winner
+            kind = type(event)
+            if isinstance(event, (Routed, Attempt, Finished)):
+                turns[index] = event.turn
+            if winner is None and (kind is TextDelta or kind is ReasoningDelta
+                                   or (isinstance(event, Finished) and event.turn.status in ENDED_NORMALLY)):
+                winner = index
+                merge.cancel_others(index)
+
+        merge: Merge[SessionEvent, tuple[int, SessionEvent]] = Merge(
+            [partial(self._stream, prompt, copies, route) for route in routes], lambda index, event: (index, event),
+            watch=watch)
+        held: list[list[SessionEvent]] = [[] for _ in routes]
+        last: int | None = None  # the copy that ended last, while none has won
+        shown: Turn | None = None
+        try:
+            async with aclosing(merge):
+                async for index, event in merge:
+                    if shown is None:
+                        if index != winner:
+                            held[index].append(event)
+                            if type(event) is Finished:
+                                last = index
+                            continue
+                        shown = turns[index]
+                        assert shown is not None
+                        yield self._hedged_event(shown, routes, turns, routes[index].source)
+                        for earlier in held[index]:
+                            yield earlier
+                    elif index != winner:
+                        continue  # a loser's end: recorded by its own stream
+                    if type(event) is Finished and options.remember and shown.answered:
+                        self.keep(shown)
+                    yield event
+            if shown is None and last is not None:  # every copy failed before any output
+                failed = turns[last]
+                assert failed is not None
+                yield self._hedged_event(failed, routes, turns, None)
+                for event in held[last]:
+                    yield event
+        finally:
+            if shown is not None and shown.status == "cancelled" and options.remember and shown.answered:
+                self.keep(shown)  # the text so far, as a cancelled remembered reply's
+
+    def _hedged_event(self, turn: Turn, routes: list[Route], turns: list[Turn | None], winner: str | None) -> Hedged:
+        readings = {route.source: (other.reading() if other else None) for route, other in zip(routes, turns)}
+        return Hedged(turn, tuple(readings), winner,
+                      {name: reading.ttft_s if reading else None for name, reading in readings.items()})
+
+    async def _stream(self, prompt: str, options: SendOptions,
+                      routed: Route | None = None) -> AsyncGenerator[SessionEvent, None]:
+        """:meth:`stream` of one request; ``routed``: its route, made already."""
         turn = Turn(prompt, options)
         messages = [*self.messages, {"role": "user", "content": prompt}]
         max_tokens = options.max_tokens or self.config.max_tokens
         try:
             try:
-                turn.route, candidates = self._plan(prompt, options, messages)
+                turn.route, candidates = self._plan(prompt, options, messages, routed)
             except SourceError as error:
                 if error.kind == ErrorKind.SENSITIVE:
                     turn.masked_prompt = self.scanner.mask(prompt)
@@ -340,7 +452,7 @@ class Session:
             turn.status = "cancelled"
             raise
         finally:
-            self._end(turn)
+            self._end(turn, messages)
         yield Finished(turn)
 
     def prepare(self, prompt: str, options: SendOptions) -> Route:
@@ -348,12 +460,15 @@ class Session:
         context as :meth:`stream` checks it. Raises :class:`SourceError` (``too_large``, ``not_found``)."""
         return self._plan(prompt, options, [*self.messages, {"role": "user", "content": prompt}])[0]
 
-    def _plan(self, prompt: str, options: SendOptions, messages: list[dict[str, str]]) -> tuple[Route, list[str]]:
-        """The route, and the sources to try in order: those of the route that the request fits.
+    def _plan(self, prompt: str, options: SendOptions, messages: list[dict[str, str]],
+              routed: Route | None = None) -> tuple[Route, list[str]]:
+        """The route (``routed``, else ``options.route``, else routed now), and the sources to try in order:
+        those of the route that the request fits.
 
         Raises ``sensitive`` when the request may not go to the route's first source, ``too_large`` when
         it does not fit there."""
-        route = options.route or self.route(prompt, options.source, task=options.task, attachments=options.attachments)
+        route = routed or options.route or self.route(prompt, options.source, task=options.task,
+                                                      attachments=options.attachments)
         route, finding = self._keep_private(prompt, options, route)
         max_tokens = options.max_tokens or self.config.max_tokens
         sources = self.config.sources
@@ -416,15 +531,26 @@ class Session:
         if self.recorder:
             self.recorder.begin(turn)
 
-    def _end(self, turn: Turn) -> None:
+    def _end(self, turn: Turn, messages: list[dict[str, str]]) -> None:
+        """The turn is over: its meter stopped, the turn recorded and, when remembered, kept.
+
+        A stream stopped before its usage came (:data:`~fastchat_tui.turn.STOPPED`: cancelled, as a hedge's
+        or a race's loser is, or cut) is billed all the same, so the meter gets the session's estimate of the
+        request it sent as its input (:func:`~fastchat_tui.context.messages_tokens`), beside its count of the
+        chunks it streamed as its output; the recorder prices a stopped reply on these (``tokens_exact``
+        stays false). A copy stopped before its server answered at all has no meter, and no cost."""
         if not turn.ended:
             turn.status = "error"
-        if turn.meter and turn.meter.t_done is None:
-            turn.meter.done(time.perf_counter())
+        meter = turn.meter
+        if meter is not None:
+            if meter.t_done is None:
+                meter.done(time.perf_counter())
+            if turn.status in STOPPED and meter.exact_tokens is None and meter.input_tokens is None:
+                meter.input_tokens = context.messages_tokens(self._sent(turn.source or "", turn.options, messages))
         if self.recorder:
             self.recorder.end(turn)
-        if turn.options.remember and turn.answered:  # the answer only: reasoning is never sent back
-            self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
+        if turn.options.remember and turn.options.group is None and turn.answered:
+            self.keep(turn)
 
     async def _attempt(self, turn: Turn, messages: list[dict[str, str]],
                        max_tokens: int | None) -> AsyncGenerator[ModelChosen | Preparing | ReasoningDelta | TextDelta

@@ -2,12 +2,12 @@
 
 ``db`` opens the file, migrates and recovers it; ``models`` are the rows handed out;
 ``history`` holds :class:`Store` and its queries; ``recorder`` saves a session's turns as
-they stream; ``export`` writes a chat as Markdown; ``ledger`` is the router's view of
-spend and speed. Everything outside this package goes through the names below.
+they stream (several replies to one prompt as its alternatives); ``export`` writes a chat as
+Markdown; ``ledger`` is the router's view of spend and speed. Everything outside this package goes through the names below.
 """
 
 from fastchat_tui.store.db import SCHEMA_VERSION, StoreError
-from fastchat_tui.store.export import markdown_lines
+from fastchat_tui.store.export import kept_first, markdown_lines
 from fastchat_tui.store.history import Store, default_recorder, existing_history, open_history
 from fastchat_tui.store.ledger import StoreLedger
 from fastchat_tui.store.models import BenchRow, ChatInfo, ReplyInfo, SearchHit, SourceUsage, StoredMessage
@@ -27,6 +27,7 @@ __all__ = [
     "StoredMessage",
     "default_recorder",
     "existing_history",
+    "kept_first",
     "markdown_lines",
     "open_history",
 ]

@@ -42,7 +42,7 @@ from fastchat_tui.config import data_dir
 from fastchat_tui.store.repair import Salvage, damaged, salvage
 
 DB_NAME = "history.db"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_S = 10.0
 STALE_STREAM_S = 6 * 3600
 INTERRUPTED = "interrupted"
@@ -180,6 +180,12 @@ MIGRATIONS: list[str] = [
         text        TEXT NOT NULL
     );
     CREATE INDEX reply_parts_message ON reply_parts (message_id, kind, id);
+    """,
+    # 6: several replies to one prompt (a race's columns, a hedged request's copies) share its prompt_id;
+    # the one kept for the conversation has alternative = 0 (what goes back as context on resume), the
+    # others 1. Every earlier reply is its prompt's only one, and kept.
+    """
+    ALTER TABLE replies ADD COLUMN alternative INTEGER NOT NULL DEFAULT 0;
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -24,7 +24,7 @@ from fastchat_tui.store.recorder import ChatRecorder
 _REPLY_COLUMNS = (
     "source, model, task, route_reason, fallback_from, fallback_reason, status, error_kind, error_message, "
     "finish_reason, ttft_s, decode_tps, e2e_tps, server_tps, total_s, output_tokens, tokens_exact, input_tokens, "
-    "cost_usd, started_at, ended_at, reasoning_tokens, reasoning_exact, time_to_answer_s, end_note"
+    "cost_usd, started_at, ended_at, reasoning_tokens, reasoning_exact, time_to_answer_s, end_note, alternative"
 )
 _MESSAGE_COLUMNS = ("m.id, m.chat_id, m.role, m.content, m.created_at, r.reasoning, r.message_id, "
                     + ", ".join(f"r.{name.strip()}" for name in _REPLY_COLUMNS.split(",")))
@@ -106,13 +106,15 @@ class Store(Database):
     def delete_chat(self, chat_id: int) -> bool:
         return self._write(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)).rowcount) > 0
 
-    def messages(self, chat_id: int, *, limit: int | None = None, before_id: int | None = None) -> list[StoredMessage]:
-        """A chat's messages in order, each assistant message with its reply figures.
+    def messages(self, chat_id: int, *, limit: int | None = None, before_id: int | None = None,
+                 alternatives: bool = False) -> list[StoredMessage]:
+        """A chat's messages in order, each assistant message with its reply figures: the conversation, its
+        kept replies only, unless ``alternatives`` (see :meth:`iter_messages`).
 
         ``limit`` keeps only the last ``limit`` (before ``before_id``, if given), for
         loading a long chat from its end.
         """
-        where = "m.chat_id = ?" + (" AND m.id < ?" if before_id is not None else "")
+        where = "m.chat_id = ?" + (" AND m.id < ?" if before_id is not None else "") + _kept_only(alternatives)
         params: list[Any] = [chat_id] + ([before_id] if before_id is not None else [])
         sql = (
             f"SELECT {_MESSAGE_COLUMNS} FROM messages m LEFT JOIN replies r ON r.message_id = m.id"
@@ -123,11 +125,15 @@ class Store(Database):
         messages.reverse()
         return messages
 
-    def iter_messages(self, chat_id: int, batch: int = 500) -> Iterator[StoredMessage]:
-        """A chat's messages in order, fetched ``batch`` at a time (memory stays flat for long chats)."""
+    def iter_messages(self, chat_id: int, batch: int = 500, *, alternatives: bool = False) -> Iterator[StoredMessage]:
+        """A chat's messages in order, fetched ``batch`` at a time (memory stays flat for long chats).
+
+        With ``alternatives``, every reply to a prompt that got several (a race's columns, a hedged request's
+        copies) comes too, each after its prompt in the order they began (``reply.alternative`` tells the
+        kept one from the others); without, only the kept one."""
         sql = (
             f"SELECT {_MESSAGE_COLUMNS} FROM messages m LEFT JOIN replies r ON r.message_id = m.id"
-            " WHERE m.chat_id = ? AND m.id > ? ORDER BY m.id LIMIT ?"
+            f" WHERE m.chat_id = ? AND m.id > ?{_kept_only(alternatives)} ORDER BY m.id LIMIT ?"
         )
 
         def page(after: int) -> list[StoredMessage]:
@@ -142,14 +148,15 @@ class Store(Database):
             after = messages[-1].id
 
     def context(self, chat_id: int) -> list[dict[str, str]]:
-        """The chat as the model sees it: each prompt with its answer, for replies that have one (never reasoning).
+        """The chat as the model sees it: each prompt with its kept answer, for replies that have one (never
+        reasoning, never an alternative).
 
         Raises :class:`StoreError` when there is no chat ``chat_id``.
         """
         sql = (
             "SELECT p.content, m.content, m.id, r.status FROM replies r JOIN messages m ON m.id = r.message_id"
-            " JOIN messages p ON p.id = r.prompt_id WHERE m.chat_id = ? AND (m.content != '' OR r.status = 'streaming')"
-            " ORDER BY p.id"
+            " JOIN messages p ON p.id = r.prompt_id WHERE m.chat_id = ? AND r.alternative = 0"
+            " AND (m.content != '' OR r.status = 'streaming') ORDER BY p.id"
         )
 
         def body(c: sqlite3.Connection) -> list[tuple[str, str]] | None:
@@ -169,11 +176,12 @@ class Store(Database):
         return context
 
     def markdown(self, chat_id: int) -> str:
-        """The chat as Markdown: each message under a heading, each reply with its meter line."""
+        """The chat as Markdown: each message under a heading, each reply with its meter line, a prompt's
+        alternative replies under its kept one."""
         chat = self.chat(chat_id)
         if chat is None:
             raise StoreError(f"no chat with id {chat_id}")
-        return "".join(markdown_lines(chat, self.iter_messages(chat_id)))
+        return "".join(markdown_lines(chat, self.iter_messages(chat_id, alternatives=True)))
 
     # -- search --------------------------------------------------------------------------
 
@@ -350,6 +358,11 @@ def default_recorder(config: Config | None = None,
     return store.recorder(config, on_problem=on_problem)
 
 
+def _kept_only(alternatives: bool) -> str:
+    """The condition that leaves out alternative replies (a user's message has no reply row), unless wanted."""
+    return "" if alternatives else " AND coalesce(r.alternative, 0) = 0"
+
+
 def _chat_row(c: sqlite3.Connection, chat_id: int) -> tuple[int, str, float, float, int] | None:
     return c.execute(
         "SELECT c.id, c.title, c.created_at, c.updated_at,"
@@ -386,7 +399,7 @@ def _streaming_hits(c: sqlite3.Connection, terms: list[str], mark: tuple[str, st
 
 def _reply(row: Sequence[Any]) -> ReplyInfo:
     values = list(row)
-    values[16], values[22] = bool(values[16]), bool(values[22])
+    values[16], values[22], values[25] = bool(values[16]), bool(values[22]), bool(values[25])
     return ReplyInfo(*values)
 
 

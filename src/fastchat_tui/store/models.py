@@ -67,6 +67,9 @@ class ReplyInfo:
     time_to_answer_s: float | None = None
     end_note: str | None = None
     """How a reply that ended normally fell short of a plain answer, as it was shown (see ``Turn.end_note``)."""
+    alternative: bool = False
+    """One of several replies to its prompt (a race's column, a hedged request's copy) that is not the one kept
+    for the conversation."""
 
     @property
     def incomplete(self) -> bool:

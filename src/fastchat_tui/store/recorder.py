@@ -9,6 +9,10 @@ back as context, and what the search index holds) and the reasoning beside it on
 API keys never reach the file: text passes through :func:`fastchat_tui.keys.redact` first, each
 new part together with the text saved just before it (:data:`REDACT_CONTEXT`), so a key split
 between two saves is redacted as a whole.
+
+Turns sent with a ``group`` (a race's columns, a hedged request's copies) are filed under one prompt row,
+each reply an alternative (``replies.alternative``) until :meth:`ChatRecorder.kept` names the one kept
+for the conversation.
 """
 
 from __future__ import annotations
@@ -28,11 +32,14 @@ from fastchat_tui.meter import Reading
 from fastchat_tui.pricing import cost
 from fastchat_tui.store.db import StoreError
 from fastchat_tui.store.models import title_from
-from fastchat_tui.turn import ENDED
+from fastchat_tui.turn import ENDED, STOPPED
 
 REDACT_CONTEXT = 1024
 """Characters of the text already saved that are redacted again with each new part: anything redaction
 looks for (a key, a URL password) shorter than this is caught even when it arrives split between saves."""
+GROUPS_KEPT = 16
+"""How many recent groups the recorder remembers the rows of: a race's reply can be kept (or another kept
+in its place) while it is one of the last this many."""
 
 T = TypeVar("T")
 
@@ -42,6 +49,11 @@ class _Route(Protocol):
     def task(self) -> str: ...
     @property
     def reason(self) -> str: ...
+
+
+class _Options(Protocol):
+    @property
+    def group(self) -> str | None: ...
 
 
 class _Error(Protocol):
@@ -88,6 +100,8 @@ class RecordedTurn(Protocol):
     def end_note(self) -> str | None: ...
     @property
     def started_at(self) -> float: ...
+    @property
+    def options(self) -> _Options: ...
     def reading(self) -> Reading | None: ...
 
 
@@ -148,6 +162,16 @@ class _Live:
     reasoning: _Journal = field(default_factory=lambda: _Journal("reasoning"))
 
 
+@dataclass(slots=True)
+class _Group:
+    """The rows of one group's replies: its chat, the prompt they all answer, and each turn's reply."""
+
+    chat_id: int
+    prompt_id: int
+    replies: dict[int, int] = field(default_factory=dict)
+    """id(turn) -> its reply's message id (the turns of one group are alive together: ids do not repeat)."""
+
+
 class ChatRecorder(Generic[S]):
     """Saves each turn of a session into one chat: at begin, on progress and at the end.
 
@@ -165,6 +189,7 @@ class ChatRecorder(Generic[S]):
         self.on_problem = on_problem
         self.problem: str | None = None
         self._live: dict[int, _Live] = {}  # id(turn) -> its rows
+        self._groups: dict[str, _Group] = {}  # the last GROUPS_KEPT groups, oldest first
 
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """Chat ``chat_id`` as the model sees it (for resuming it); :class:`StoreError` if there is no such chat."""
@@ -180,6 +205,23 @@ class ChatRecorder(Generic[S]):
     def end(self, turn: RecordedTurn) -> None:
         self._save(turn, final=True)
 
+    def kept(self, turn: RecordedTurn) -> None:
+        """``turn`` is the conversation's reply to its prompt: its row stops being an alternative, and every
+        other reply of its group becomes one. A turn without a group is its prompt's only reply, kept from
+        the start."""
+        key = turn.options.group
+        group = self._groups.get(key) if key is not None else None
+        message_id = group.replies.get(id(turn)) if group is not None else None
+        if group is None or message_id is None:
+            return
+        try:
+            self.store._write(lambda c: c.execute(
+                "UPDATE replies SET alternative = (message_id != ?) WHERE prompt_id = ?", (message_id, group.prompt_id)))
+        except StoreError as exc:
+            self._report(f"{exc.message}; the reply kept was not marked so in history")
+            return
+        self.problem = None
+
     def _save(self, turn: RecordedTurn, final: bool) -> None:
         for attempt in (1, 2):
             live = self._live.get(id(turn))
@@ -194,11 +236,25 @@ class ChatRecorder(Generic[S]):
             self.problem = None
             if live is None or saved.message_id != live.message_id:  # new rows: the chat they went into
                 self.chat_id = saved.chat_id
+                self._filed(turn, saved)
             if final:
                 self._live.pop(id(turn), None)
             else:
                 self._live[id(turn)] = saved
             return
+
+    def _filed(self, turn: RecordedTurn, saved: _Live) -> None:
+        """Remember where a grouped turn's new rows went: the next of its group answers the same prompt."""
+        key = turn.options.group
+        if key is None:
+            return
+        group = self._groups.pop(key, None)  # popped and put back: the newest group is last
+        if group is None or group.prompt_id != saved.prompt_id:
+            group = _Group(saved.chat_id, saved.prompt_id, group.replies if group else {})
+        group.replies[id(turn)] = saved.message_id
+        self._groups[key] = group
+        while len(self._groups) > GROUPS_KEPT:
+            del self._groups[next(iter(self._groups))]
 
     def _report(self, message: str) -> None:
         if message == self.problem:  # said already: a full disk fails every save until there is room
@@ -217,26 +273,42 @@ class ChatRecorder(Generic[S]):
         return self._update(c, live, final)
 
     def _insert(self, c: sqlite3.Connection, turn: RecordedTurn) -> _Live:
-        prompt = redact(turn.kept_prompt)
+        """New rows for ``turn``: its prompt (or, in a group, the prompt the group's first turn saved) and its reply."""
         now = time.time()
-        chat_id = self.chat_id
-        if chat_id is None or c.execute("SELECT 1 FROM chats WHERE id = ?", (chat_id,)).fetchone() is None:
-            chat_id = _row_id(c.execute("INSERT INTO chats (title, created_at, updated_at) VALUES (?, ?, ?)",
-                                        (title_from(prompt), now, now)))
-        else:
+        key = turn.options.group
+        group = self._groups.get(key) if key is not None else None
+        if group is not None and c.execute("SELECT 1 FROM messages WHERE id = ? AND chat_id = ? AND role = 'user'",
+                                           (group.prompt_id, group.chat_id)).fetchone():
+            chat_id, prompt_id = group.chat_id, group.prompt_id
             c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
-        prompt_id = _row_id(c.execute(
-            "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'user', ?, ?)",
-            (chat_id, prompt, turn.started_at)))
+        else:
+            prompt = redact(turn.kept_prompt)
+            chosen = self.chat_id
+            if chosen is not None and c.execute("SELECT 1 FROM chats WHERE id = ?", (chosen,)).fetchone() is None:
+                chosen = None  # deleted meanwhile (or lost to a repair): a new chat
+            if chosen is None:
+                chat_id = _row_id(c.execute("INSERT INTO chats (title, created_at, updated_at) VALUES (?, ?, ?)",
+                                            (title_from(prompt), now, now)))
+            else:
+                chat_id = chosen
+                c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
+            prompt_id = _row_id(c.execute(
+                "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'user', ?, ?)",
+                (chat_id, prompt, turn.started_at)))
         message_id = _row_id(c.execute(
             "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'assistant', '', ?)",
             (chat_id, now)))
-        c.execute("INSERT INTO replies (message_id, prompt_id, status, started_at, updated_at)"
-                  " VALUES (?, ?, 'streaming', ?, ?)", (message_id, prompt_id, turn.started_at, now))
+        c.execute("INSERT INTO replies (message_id, prompt_id, status, started_at, updated_at, alternative)"
+                  " VALUES (?, ?, 'streaming', ?, ?, ?)", (message_id, prompt_id, turn.started_at, now, int(key is not None)))
         return _Live(turn, chat_id, prompt_id, message_id, self.store.repairs)
 
     def _update(self, c: sqlite3.Connection, live: _Live, final: bool) -> _Live:
-        """Write the reply's figures, and its text: what is new while it streams, all of it once at the end."""
+        """Write the reply's figures, and its text: what is new while it streams, all of it once at the end.
+
+        Its cost is written at the end: from the source's exact counts, or for a stream stopped before its
+        usage came (:data:`STOPPED`: a hedge's loser, a race's cancelled column, a cut reply), which the
+        provider bills all the same, from the meter's estimates (the chunks it streamed, the request the
+        session sent; see ``Session._end``)."""
         turn, message_id = live.turn, live.message_id
         now = time.time()
         reading = turn.reading()
@@ -246,7 +318,8 @@ class ChatRecorder(Generic[S]):
         error = turn.error
         route = turn.route
         spend = None
-        if final and reading is not None and reading.tokens_exact and self.config is not None and turn.source:
+        if (final and reading is not None and (reading.tokens_exact or status in STOPPED) and self.config is not None
+                and turn.source):
             spend = cost(self.config.sources.get(turn.source), reading.input_tokens, reading.output_tokens)
         reasoning = None
         if final:
@@ -286,7 +359,9 @@ def _after_repair(c: sqlite3.Connection, live: _Live, repairs: int) -> _Live | N
     """A repair kept the reply's rows (its saved parts are dropped, to be written again whole) or lost them
     (``None``: what is left of the turn is dropped, and it is saved again as new)."""
     if c.execute("SELECT 1 FROM replies WHERE message_id = ?", (live.message_id,)).fetchone() is None:
-        c.execute("DELETE FROM messages WHERE id IN (?, ?)", (live.prompt_id, live.message_id))
+        c.execute("DELETE FROM messages WHERE id = ?", (live.message_id,))
+        c.execute("DELETE FROM messages WHERE id = ? AND NOT EXISTS (SELECT 1 FROM replies WHERE prompt_id = ?)",
+                  (live.prompt_id, live.prompt_id))  # a group's prompt stays while another of its replies does
         return None
     c.execute("DELETE FROM reply_parts WHERE message_id = ?", (live.message_id,))
     return _Live(live.turn, live.chat_id, live.prompt_id, live.message_id, repairs)
