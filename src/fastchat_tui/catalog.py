@@ -26,7 +26,7 @@ from fastchat_tui.sources._util import model_is_default, not_served, substitute
 from fastchat_tui.sources.base import MODEL_LIST_TTL_S, ErrorKind, ModelInfo, Source, SourceError, find_model
 
 __all__ = ["LIST_TIMEOUT_S", "Catalog", "Listing", "ModelChoice", "ModelSpecError", "Unlisted", "model_is_default",
-           "resolve_in", "unlisted_in"]
+           "resolve_in", "size_text", "unlisted_in"]
 
 LIST_TIMEOUT_S = 5.0
 """Longest wait for one source's list (its own bounds are shorter: 3 s for Ollama's, 5 s for a provider's)."""
@@ -172,6 +172,17 @@ class Catalog:
     async def unlisted(self, names: Iterable[str] | None = None) -> list[Unlisted]:
         """The configured models of ``names`` (default: all) that their sources do not list (:func:`unlisted_in`)."""
         return unlisted_in(self.config, await self.listings(names))
+
+
+def size_text(size: int | None) -> str:
+    """A model's size as Ollama shows it (decimal units): ``2.0 GB``, ``274 MB``; ``-`` when unknown."""
+    if size is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{size} B"
 
 
 def resolve_in(config: Config, listings: Mapping[str, Listing], spec: str) -> ModelChoice:

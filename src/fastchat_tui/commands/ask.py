@@ -4,11 +4,15 @@
     fastchat ask -m llama3.2 "question"      the model picks the source (or -m local/llama3.2)
     fastchat ask -c "and then?"              continue the most recent chat (--chat ID: that one)
     fastchat ask -t review-notes < notes.md  a [templates.NAME] prompt, with $input the prompt given
+    fastchat ask --race fast,local "question"       the first reply to finish; the others are cancelled
+    fastchat ask --compare fast,local/qwen2.5 "q"   every reply under its source, then a ranking
 
-Every ask is saved as a chat (``fastchat history``), which ``-c`` or ``--chat ID`` continues.
+Every ask is saved as a chat (``fastchat history``), which ``-c`` or ``--chat ID`` continues. A race or a
+compare is saved as one prompt with every reply (``fastchat history show`` lists the others as
+alternatives); the race's winner, or the compare's first reply to finish, is the one ``-c`` goes on from.
 
-Exit codes: 0 for an answer (also one cut at the token limit), 1 for no answer, a cut stream or an error,
-2 for a usage or config error, 130 when cancelled.
+Exit codes: 0 for an answer (also one cut at the token limit; with --race or --compare, the kept reply's),
+1 for no answer, a cut stream or an error, 2 for a usage or config error, 130 when cancelled.
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from fastchat_tui.commands.common import (
     CommandError,
+    StatusLine,
     add_chat_options,
     add_prompt_options,
+    choose_models,
     continue_chat,
     fail,
     is_terminal,
@@ -38,10 +45,12 @@ from fastchat_tui.commands.common import (
     warn,
 )
 from fastchat_tui.meter import reply_line
-from fastchat_tui.sources.base import ModelChosen, ReasoningDelta, TextDelta
+from fastchat_tui.progress import preparing_text
+from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, TextDelta
 
 if TYPE_CHECKING:
     from fastchat_tui.config import Config
+    from fastchat_tui.race import Contender, Race
     from fastchat_tui.session import Session
     from fastchat_tui.turn import SendOptions, Turn
 
@@ -59,8 +68,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
     parser.add_argument("--allow-sensitive", action="store_true",
                         help="send this prompt even if it looks sensitive and the source is not private (this request only)")
+    several = parser.add_mutually_exclusive_group()
+    several.add_argument("--race", type=column_list, metavar="A,B[,C]",
+                         help="send the prompt to these sources at once (each SOURCE or SOURCE/MODEL) and print the "
+                              "first reply to finish; the others are cancelled")
+    several.add_argument("--compare", type=column_list, metavar="A,B[,C]",
+                         help="send the prompt to these sources at once, wait for every reply, and print each under "
+                              "its source, then a ranking")
     add_reasoning_option(parser)
     parser.set_defaults(run=run)
+
+
+def column_list(text: str) -> list[str]:
+    """``--race``/``--compare``: two or more comma-separated entries, each a source or ``SOURCE/MODEL``."""
+    entries = [entry.strip() for entry in text.split(",") if entry.strip()]
+    if len(entries) < 2:
+        raise argparse.ArgumentTypeError("name at least two sources, comma-separated (e.g. fast,local)")
+    return entries
 
 
 def add_reasoning_option(parser: argparse.ArgumentParser) -> None:
@@ -97,40 +121,92 @@ def run(args: argparse.Namespace) -> int:
     if not prompt:
         raise CommandError(NOTHING_TO_ASK, 2)
     options = send_options(args, config, chosen)
+    entries = args.race or args.compare
+    if entries and (args.source is not None or args.model is not None):
+        option = "--race" if args.race else "--compare"
+        raise CommandError(f"{option} names its sources itself (SOURCE or SOURCE/MODEL, comma-separated); "
+                           "leave out -s and -m", 2)
+    columns = contenders(config, entries) if entries else []
     from fastchat_tui.session import Session
 
     session = Session.open(config, on_problem=warn)
     continue_chat(session, args.continue_chat, args.chat_id)
+    if columns:
+        return race_replies(session, prompt, columns, options, mode="race" if args.race else "compare",
+                            as_json=args.json)
     return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args),
                         stream=not args.no_stream)
+
+
+def contenders(config: Config, entries: Sequence[str]) -> list[Contender]:
+    """The columns of ``--race``/``--compare``: a configured source's name as it is, anything else a model spec
+    resolved as ``-m`` resolves it (``SOURCE/MODEL``, or a model name one source serves). The same source and
+    model twice is a usage error."""
+    from fastchat_tui.race import Contender
+
+    entries = [text_argument(entry, "the --race/--compare entry") for entry in entries]
+    models = iter(choose_models(config, [entry for entry in entries if entry not in config.sources]))
+    columns: list[Contender] = []
+    for entry in entries:
+        if entry in config.sources:
+            column = Contender(entry)
+        else:
+            choice = next(models)
+            column = Contender(choice.source, choice.model)
+        asked = [(c.source, c.model or config.sources[c.source].model) for c in columns]
+        if (column.source, column.model or config.sources[column.source].model) in asked:
+            raise CommandError(f"{column.label(config)} is named twice; name each source (or model) once", 2)
+        columns.append(column)
+    return columns
 
 
 def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json: bool, reasoning: bool,
                  stream: bool = True) -> int:
     """Send ``prompt``, stream the answer to stdout (and, with ``reasoning``, the reasoning to stderr) as it
     comes, report the end; returns the exit code. Without ``stream`` the answer is written in one write
-    when the reply ends (``--no-stream``)."""
-    from fastchat_tui.events import Finished, Routed
+    when the reply ends (``--no-stream``).
+
+    Both streams pass a :class:`~fastchat_tui.keys.StreamRedactor`: a key the server echoes is redacted
+    even when it comes split between chunks. While the source prepares (a model loading, a long prompt
+    read), a terminal's stderr shows how far it got (:class:`_Waiting`)."""
+    from fastchat_tui.events import Attempt, Finished, Routed
+    from fastchat_tui.keys import StreamRedactor
 
     writer = _Writer(sys.stdout, quiet=as_json, hold=not stream)
     thinking = _Writer(sys.stderr, quiet=not reasoning, dim=True)
+    answer, thought = StreamRedactor(), StreamRedactor()
+    waiting = _Waiting(StatusLine(sys.stderr))
+    answering = False
     seen: list[Turn] = []
 
     async def main() -> None:
+        nonlocal answering
         try:
             async with aclosing(session.stream(prompt, options)) as events:
                 async for event in events:
                     if type(event) is TextDelta:
-                        if not writer.wrote:
-                            thinking.end_line()  # the answer starts below the reasoning
-                        writer.write(event.text)
+                        if not answering:  # the answer starts below the reasoning
+                            answering = True
+                            waiting.done(0)
+                            thinking.write(thought.end())
+                            thinking.end_line()
+                        writer.write(answer.feed(event.text))
                     elif type(event) is ReasoningDelta:
-                        thinking.write(event.text)
+                        waiting.done(0)
+                        thinking.write(thought.feed(event.text))
+                    elif type(event) is Preparing:
+                        waiting.show(0, event)
                     elif type(event) is ModelChosen:  # before any output: the source's own choice of model
-                        print(event.note, file=sys.stderr)
+                        with waiting.aside():
+                            note(event.note)
+                    elif type(event) is Attempt:  # a fallback's source prepares from the start
+                        waiting.done(0)
                     elif type(event) is Routed or type(event) is Finished:
                         seen[:] = [event.turn]
         finally:
+            waiting.done(0)
+            thinking.write(thought.end())
+            writer.write(answer.end())
             writer.flush()
             thinking.end_line()
             await session.aclose()
@@ -138,6 +214,131 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
     return report(seen[-1] if seen else None, as_json, writer, session.recorder.chat_id if session.recorder else None)
+
+
+def race_replies(session: Session, prompt: str, columns: Sequence[Contender], options: SendOptions, *,
+                 mode: Literal["race", "compare"], as_json: bool) -> int:
+    """Send ``prompt`` to every column at once (:func:`fastchat_tui.race.race`) and report them; returns the
+    exit code, the kept reply's as :func:`exit_code` gives it (1 when none could be kept, 130 when cancelled).
+
+    ``"race"``: the first reply to finish wins, the others are cancelled at once (their connections closed);
+    stdout gets the winner's answer. ``"compare"``: every column runs to its end; stdout gets each answer under
+    a heading, then the ranking. The winner, or the first reply to finish, is kept
+    (:meth:`~fastchat_tui.race.Race.keep`): history marks it the reply of the prompt, the others its
+    alternatives, and ``ask -c`` goes on from it. Each column's meter line goes to stderr as it ends; a
+    failure in one column (a refused sensitive prompt, a 429) is that column's and stops no other."""
+    from fastchat_tui.events import Attempt, Finished
+    from fastchat_tui.race import race
+
+    the_race = race(session, prompt, columns, options, mode=mode)
+    waiting = _Waiting(StatusLine(sys.stderr), the_race.labels)
+
+    async def main() -> None:
+        try:
+            async with aclosing(the_race):
+                async for column, event in the_race:
+                    if isinstance(event, (TextDelta, ReasoningDelta, Attempt)):
+                        waiting.done(column)
+                    elif isinstance(event, Preparing):
+                        waiting.show(column, event)
+                    elif isinstance(event, ModelChosen):
+                        with waiting.aside():
+                            note(event.note)
+                    elif isinstance(event, Finished):
+                        waiting.done(column)
+                        if not as_json:
+                            with waiting.aside():
+                                report_end(event.turn, *_where(the_race, column))
+        finally:
+            waiting.clear()
+            kept = the_race.winner if mode == "race" else the_race.ranking().first_to_finish
+            if kept is not None:
+                the_race.keep(kept)
+            await session.aclose()
+
+    interrupted = False
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        interrupted = True
+    turns = [_column_turn(the_race, column) for column in range(len(columns))]
+    kept = the_race.kept
+    chat_id = session.recorder.chat_id if session.recorder else None
+    from fastchat_tui.keys import redact  # what a server echoes back (a key's prefix, a URL password) stays here
+
+    if as_json:
+        print(redact(json.dumps({
+            "mode": mode,
+            "kept": kept,
+            "chat_id": chat_id,
+            "sources": [_column_json(the_race, column, turn, kept) for column, turn in enumerate(turns)],
+            "ranking": the_race.ranking().as_dict(),
+        }, ensure_ascii=False)))
+    elif sys.stdout is not None:  # closed (>&-): the replies are still saved in the history
+        if mode == "race":
+            if kept is not None:
+                sys.stdout.write(_ended_text(redact(turns[kept].text)))
+        else:
+            sys.stdout.write(_compare_text(turns, kept, the_race))
+        sys.stdout.flush()
+    if interrupted:
+        return 130
+    return exit_code(turns[kept]) if kept is not None else 1
+
+
+def _column_turn(the_race: Race, column: int) -> Turn:
+    """A column's turn; one cancelled before its stream began (Ctrl+C at once) has none, and sent nothing."""
+    from fastchat_tui.turn import Turn
+
+    turn = the_race.turns[column]
+    if turn is None:
+        contender = the_race.contenders[column]
+        turn = Turn(the_race.prompt, the_race.options_for(column), source=contender.source, model=contender.model,
+                    status="cancelled")
+    return turn
+
+
+def _where(the_race: Race, column: int) -> tuple[str, str | None]:
+    """The source and model ``column`` asked: its turn's (after a source's own choice of model), else, for a
+    request refused before it was sent, the column's."""
+    turn = the_race.turns[column]
+    if turn is not None and turn.source is not None:
+        return turn.source, turn.model
+    contender = the_race.contenders[column]
+    spec = the_race.session.config.sources.get(contender.source)
+    return contender.source, contender.model or (spec.model if spec else None)
+
+
+def _column_json(the_race: Race, column: int, turn: Turn, kept: int | None) -> dict[str, object]:
+    """One column's ``--json`` object: ``ask --json``'s fields, with its ``column`` and whether it was ``kept``."""
+    source, model = _where(the_race, column)
+    return turn_json(turn) | {"source": source, "model": model, "column": column, "kept": column == kept}
+
+
+def _ended_text(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _compare_text(turns: Sequence[Turn], kept: int | None, the_race: Race) -> str:
+    """Each column's answer under a Markdown heading (``## fast · llama-3.3-70b``, ``(kept)`` on the kept
+    one), a column without one saying why, then the ranking as a preformatted block; redacted."""
+    from fastchat_tui.keys import redact
+
+    parts: list[str] = []
+    for column, turn in enumerate(turns):
+        source, model = _where(the_race, column)
+        parts.append(f"## {source} · {model or '-'}{' (kept)' if column == kept else ''}\n\n")
+        if turn.answered:
+            parts.append(_ended_text(redact(turn.text)))
+            if turn.end_note or turn.status != "complete":
+                parts.append(f"\n*({redact(turn.end_note or turn.status)})*\n")
+        else:
+            why = turn.error.shown if turn.error else (turn.end_note or turn.status)
+            parts.append(f"*(no answer: {redact(' '.join(why.split()))})*\n")
+        parts.append("\n")
+    parts.append("## Ranking\n\n")
+    parts.extend(f"    {line}\n" for line in the_race.ranking().lines())
+    return "".join(parts)
 
 
 def report(turn: Turn | None, as_json: bool, writer: _Writer, chat_id: int | None = None) -> int:
@@ -155,13 +356,23 @@ def report(turn: Turn | None, as_json: bool, writer: _Writer, chat_id: int | Non
         print(redact(json.dumps(turn_json(turn) | {"chat_id": chat_id}, ensure_ascii=False)))
     else:
         writer.end_line()
-        if sys.stderr is not None:  # closed (2>&-): print(file=None) would write the meter line to stdout
-            print(redact(reply_line(turn.source, turn.model, turn.reading(), turn.status, note=turn.end_note,
-                                    fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason)),
-                  file=sys.stderr)
-        if turn.error:
-            fail(turn.error.shown)
+        report_end(turn)
     return exit_code(turn)
+
+
+def report_end(turn: Turn, source: str | None = None, model: str | None = None) -> None:
+    """How a reply ended, on stderr: its meter line, then its error if it failed. ``source`` and ``model``:
+    what the line names (default: the turn's)."""
+    from fastchat_tui.keys import redact
+
+    if source is None:
+        source, model = turn.source, turn.model
+    if sys.stderr is not None:  # closed (2>&-): print(file=None) would write the meter line to stdout
+        print(redact(reply_line(source, model, turn.reading(), turn.status, note=turn.end_note,
+                                fallback_from=turn.fallback_from, fallback_reason=turn.fallback_reason)),
+              file=sys.stderr)
+    if turn.error:
+        fail(turn.error.shown)
 
 
 def exit_code(turn: Turn) -> int:
@@ -221,7 +432,7 @@ class _Writer:
         self._next_flush = 0.0
 
     def write(self, text: str) -> None:
-        if self.stream is None:
+        if self.stream is None or not text:
             return
         self.wrote = True
         self.ended_with_newline = text.endswith("\n")
@@ -252,3 +463,57 @@ class _Writer:
         elif end:
             self.stream.write(end)
         self.flush()
+
+
+def note(text: str) -> None:
+    """A line for the user on stderr (nowhere when it is closed: ``print(file=None)`` would write to stdout)."""
+    if sys.stderr is not None:
+        print(text, file=sys.stderr)
+
+
+class _Waiting:
+    """The wait before a reply's first output, as one :class:`StatusLine` on a terminal's stderr: the stage
+    the source reports (:class:`~fastchat_tui.sources.base.Preparing`) in the chat's words
+    (:func:`~fastchat_tui.progress.preparing_text`), ``loading model… 3 s``; with ``labels`` (several
+    columns) each column still waiting, by its label. A column's part goes when its output starts."""
+
+    def __init__(self, line: StatusLine, labels: Sequence[str] | None = None) -> None:
+        self.line = line
+        self.labels = labels
+        self._stages: dict[int, tuple[str, float]] = {}  # column -> the stage going on, and when it began
+        self._texts: dict[int, str] = {}
+
+    def show(self, column: int, event: Preparing) -> None:
+        stage = self._stages.get(column)
+        if stage is None or stage[0] != event.stage:
+            stage = self._stages[column] = (event.stage, event.t)
+        self._texts[column] = preparing_text(event.stage, event.t - stage[1], event.done, event.total)
+        self._draw()
+
+    def done(self, column: int) -> None:
+        """``column`` has stopped waiting (output came, it ended, or a fallback starts over)."""
+        if self._stages.pop(column, None) is not None:
+            self._texts.pop(column, None)
+            self._draw()
+
+    def clear(self) -> None:
+        self._stages.clear()
+        self._texts.clear()
+        self.line.clear()
+
+    @contextlib.contextmanager
+    def aside(self) -> Iterator[None]:
+        """Write other lines to stderr meanwhile: the line is erased first and drawn again after them."""
+        self.line.clear()
+        try:
+            yield
+        finally:
+            self._draw()
+
+    def _draw(self) -> None:
+        if not self._texts:
+            self.line.clear()
+        elif self.labels is None:
+            self.line.show(" · ".join(self._texts.values()))
+        else:
+            self.line.show(" · ".join(f"{self.labels[column]}: {text}" for column, text in sorted(self._texts.items())))

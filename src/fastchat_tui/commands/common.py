@@ -208,32 +208,41 @@ def choose_model(config: Config, spec: str, sources: Sequence[str] = ()) -> Mode
     :func:`fastchat_tui.catalog.resolve_in`). With ``sources`` (``-s``), a bare name is a model of those: of
     the one source as given, or the one of several that lists it. A spec that names no model, or more than
     one, is a usage error that lists what there is."""
+    return choose_models(config, [spec], sources)[0]
+
+
+def choose_models(config: Config, specs: Sequence[str], sources: Sequence[str] = ()) -> list[ModelChoice]:
+    """:func:`choose_model` for several specs at once (``ask --race a,local/llama3.2``): the sources they need
+    are asked together, each once."""
     from fastchat_tui.catalog import Catalog, ModelSpecError, resolve_in
     from fastchat_tui.session import Session
 
-    spec = model_spec(config, spec, sources)
+    specs = [model_spec(config, spec, sources) for spec in specs]
     named = [name for name in sources if name != "auto"]
-    head, slash, _ = spec.partition("/")
-    sourced = bool(slash) and head in config.sources
     session = Session(config)
     catalog = Catalog(config, session.source)
 
-    async def ask() -> ModelChoice:
+    async def resolve(spec: str) -> ModelChoice:
+        head, slash, _ = spec.partition("/")
+        if not (slash and head in config.sources) and len(named) > 1:
+            return resolve_in(config, await catalog.listings(named), spec)
+        return await catalog.resolve(spec)
+
+    async def ask() -> list[ModelChoice]:
         try:
-            if not sourced and len(named) > 1:
-                return resolve_in(config, await catalog.listings(named), spec)
-            return await catalog.resolve(spec)
+            return list(await asyncio.gather(*(resolve(spec) for spec in specs)))
         finally:
             await session.aclose()
 
     try:
-        choice = asyncio.run(ask())
+        choices = asyncio.run(ask())
     except ModelSpecError as exc:
         raise CommandError(exc.message, 2) from None
-    listing = catalog.cached(choice.source)
-    if not choice.listed and listing is not None and listing.error is None:
-        warn(f"{choice.source} does not list {choice.model}; sending it there anyway")
-    return choice
+    for choice in choices:
+        listing = catalog.cached(choice.source)
+        if not choice.listed and listing is not None and listing.error is None:
+            warn(f"{choice.source} does not list {choice.model}; sending it there anyway")
+    return choices
 
 
 def continue_chat(session: Session, latest: bool, chat_id: int | None) -> None:
@@ -293,9 +302,41 @@ def _stdin_reader(stdin: TextIO) -> Callable[[int], bytes]:
     return lambda n: stdin.read(n).encode("utf-8", "surrogateescape")
 
 
+class StatusLine:
+    """One line on a terminal's stderr, rewritten in place and erased when the wait it tells about is over
+    (fastchat still reading its input, a model loading). A stream that is no terminal (a pipe, a log file)
+    gets nothing: the line is for someone watching, not for a log."""
+
+    ERASE = "\r\x1b[K"
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream if is_terminal(stream) else None
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        """Put ``text`` in place of what the line said, cut to the terminal's width (a wrapped line could not
+        be rewritten)."""
+        if self.stream is None:
+            return
+        try:
+            width = os.get_terminal_size(self.stream.fileno()).columns
+        except (OSError, ValueError):
+            width = 0
+        self.stream.write(self.ERASE + (text[:width - 1] if width > 1 else text))  # 0: a size never set
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        """Erase the line, so what comes next starts where it began."""
+        if self.shown and self.stream is not None:
+            self.stream.write(self.ERASE)
+            self.stream.flush()
+        self.shown = False
+
+
 class _StillReading:
-    """A line on stderr, when it is a terminal, while an input keeps fastchat waiting: its name, the bytes
-    read so far and how to end or cancel; rewritten every second and erased when reading ends.
+    """A :class:`StatusLine` while an input keeps fastchat waiting: its name, the bytes read so far and how to
+    end or cancel; rewritten every second and erased when reading ends.
 
     A pipe whose writer never closes is the user's pipe (as for ``cat``): reading goes on until it ends or
     passes the input limit, and this line says why nothing else happens."""
@@ -305,13 +346,14 @@ class _StillReading:
         self.so_far = 0
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
-        self._shown = False
+        self._line = StatusLine(None)
 
     def __call__(self, so_far: int) -> None:
         self.so_far = so_far
 
     def __enter__(self) -> _StillReading:
-        if is_terminal(sys.stderr):
+        self._line = StatusLine(sys.stderr)
+        if self._line.stream is not None:
             self._thread = threading.Thread(target=self._show, name="fastchat-still-reading", daemon=True)
             self._thread.start()
         return self
@@ -320,17 +362,12 @@ class _StillReading:
         self._done.set()
         if self._thread is not None:
             self._thread.join()
-        if self._shown:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
+        self._line.clear()
 
     def _show(self) -> None:
         if self._done.wait(NOTE_AFTER_S):
             return
         while True:
-            sys.stderr.write(f"\r\x1b[Kfastchat: still reading {self.name}: {human_size(self.so_far)} so far "
-                             f"({self.keys})")
-            sys.stderr.flush()
-            self._shown = True
+            self._line.show(f"fastchat: still reading {self.name}: {human_size(self.so_far)} so far ({self.keys})")
             if self._done.wait(1.0):
                 return

@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _source_text(config: Config, listing: Listing, flag: Unlisted | None) -> str:
     """One source: a heading that says whether it answered, its models as a table, the flag if any."""
+    from fastchat_tui.catalog import size_text
+
     spec = config.sources[listing.source]
     where = f"{listing.source} · {spec.kind} · {spec.base_url}" if spec.base_url else f"{listing.source} · {spec.kind}"
     if listing.error is not None:
@@ -69,7 +71,7 @@ def _source_text(config: Config, listing: Listing, flag: Unlisted | None) -> str
     configured = listing.find(spec.model)
     for model in listing.models:
         mark = "  (configured)" if model is configured else ""
-        table.append((model.id + mark, _size(model.size_bytes), model.family or "-", model.quantisation or "-",
+        table.append((model.id + mark, size_text(model.size_bytes), model.family or "-", model.quantisation or "-",
                       f"{model.context_tokens:,}" if model.context_tokens else "-"))
     if count:
         widths = [max(len(row[i]) for row in table) for i in range(5)]
@@ -80,17 +82,6 @@ def _source_text(config: Config, listing: Listing, flag: Unlisted | None) -> str
     if flag is not None:
         lines.append(f"  ! {flag.message}")
     return "\n".join(lines)
-
-
-def _size(size: int | None) -> str:
-    """Bytes as Ollama shows them (decimal units): ``2.0 GB``, ``274 MB``; ``-`` when unknown."""
-    if size is None:
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if size >= scale:
-            value = size / scale
-            return f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
-    return f"{size} B"
 
 
 def _source_json(spec: SourceConfig, listing: Listing, flag: Unlisted | None) -> dict[str, Any]:

@@ -1,0 +1,122 @@
+"""Issue 16, "honest progress": while a source prepares (a model loading, llama.cpp reading a long prompt), ``ask``
+shows one rewritten line on a terminal's stderr, in the chat's own words, erased when the first token comes; a
+stderr that is no terminal gets none of it.
+
+The real command under a pseudo-terminal, against a loopback server that sends llama.cpp's ``prompt_progress``
+chunks before the answer."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fastchat_tui.commands.ask import _Waiting
+from fastchat_tui.commands.common import StatusLine
+from fastchat_tui.progress import preparing_text
+from fastchat_tui.sources.base import Preparing
+from fastchat_tui.ui.widgets import status_bar
+from tests.pty_screen import BOUND_S, Screen
+from tests.replay import Case, ReplayServer
+
+STEPS = (0, 1200, 2400, 4000)
+ERASE = b"\r\x1b[K"
+
+
+def _progress_chunk(processed: int, total: int) -> str:
+    """A chunk as llama.cpp's server sends it while it reads the prompt (``return_progress``)."""
+    return ('data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],'
+            f'"object":"chat.completion.chunk","prompt_progress":{{"total":{total},"cache":0,'
+            f'"processed":{processed},"time_ms":{processed}}}}}')
+
+
+@pytest.fixture
+def server(no_proxy_env):
+    lines = [line for n in STEPS for line in (_progress_chunk(n, 4000), "")]
+    lines += ['data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}', "",
+              'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":1,'
+              '"prompt_tokens":4000,"total_tokens":4001}}', "", "data: [DONE]", ""]
+    case = Case(name="llama-progress", protocol="openai", http_status=200, headers={"Content-Type": "text/event-stream"},
+                line_ending="\n", final_newline=True, pace_ms=50, body_lines=lines)
+    with ReplayServer(case) as running:
+        yield running
+
+
+@pytest.fixture
+def env(tmp_path: Path, server: ReplayServer) -> dict[str, str]:
+    config = tmp_path / "config.toml"
+    config.write_text(f'default_source = "tiny"\n[sources.tiny]\nkind = "openai"\nbase_url = "{server.url}"\n'
+                      'model = "m"\napi_key_env = "FASTCHAT_TEST_KEY"\ntags = ["local"]\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_TEST_KEY="test-key-0000",
+               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    return env
+
+
+def test_the_wait_is_worded_once_for_the_chat_and_ask():
+    assert status_bar.preparing_text is preparing_text  # the status bar's words are these
+    assert preparing_text("loading", 3.2) == "loading model… 3 s"
+    assert preparing_text("prompt", 5.0, 1200, 4000) == "reading prompt 1,200/4,000"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_stage_counts_its_own_seconds_and_output_erases_the_line():
+    terminal = _Terminal()
+    waiting = _Waiting(StatusLine(terminal))
+    waiting.show(0, Preparing("starting", 10.0))
+    waiting.show(0, Preparing("loading", 11.0))  # a new stage starts its clock again
+    waiting.show(0, Preparing("loading", 14.2))
+    waiting.done(0)
+    assert terminal.getvalue() == ("\r\x1b[Kstarting llama.cpp… 0 s\r\x1b[Kloading model… 0 s"
+                                   "\r\x1b[Kloading model… 3 s\r\x1b[K")
+
+    columns = _Terminal()
+    several = _Waiting(StatusLine(columns), ["local · a", "embedded · b"])
+    several.show(1, Preparing("loading", 1.0))
+    several.show(0, Preparing("prompt", 1.0, 10, 40))
+    several.done(1)
+    assert columns.getvalue().split("\r\x1b[K")[1:] == [
+        "embedded · b: loading model… 0 s", "local · a: reading prompt 10/40 · embedded · b: loading model… 0 s",
+        "local · a: reading prompt 10/40"]
+
+
+def test_a_terminal_sees_the_prompt_being_read_then_the_answer(env):
+    master, slave = os.openpty()
+    child = subprocess.Popen([sys.executable, "-m", "fastchat_tui", "ask", "hi"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    screen = Screen(master)
+    try:
+        out, _ = child.communicate(timeout=BOUND_S)
+        deadline = time.monotonic() + BOUND_S
+        while screen.pump(0.2) and time.monotonic() < deadline:  # the rest, up to the child's end
+            pass
+    finally:
+        if child.poll() is None:
+            child.kill()
+        os.close(master)
+    assert child.returncode == 0 and out == b"Hi\n"
+    raw = screen.raw
+    shown = [ERASE + f"reading prompt {n:,}/4,000".encode() for n in STEPS]
+    at = [raw.index(line) for line in shown]
+    assert at == sorted(at)  # each step rewrote the line, in order
+    meter = raw.index(b"tiny \xc2\xb7 m \xc2\xb7 TTFT")
+    assert raw.rindex(ERASE, 0, meter) > at[-1]  # erased before the meter line
+    assert b"reading prompt" not in raw[meter:]
+
+
+def test_no_progress_noise_when_stderr_is_not_a_terminal(env):
+    done = subprocess.run([sys.executable, "-m", "fastchat_tui", "ask", "hi"], stdin=subprocess.DEVNULL,
+                          capture_output=True, env=env, timeout=BOUND_S)
+    assert done.returncode == 0 and done.stdout == b"Hi\n"
+    assert b"reading prompt" not in done.stderr and b"\x1b" not in done.stderr and b"\r" not in done.stderr
+    assert done.stderr.startswith(b"tiny \xc2\xb7 m \xc2\xb7 TTFT")
