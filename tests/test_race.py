@@ -263,7 +263,9 @@ async def test_a_sensitive_prompt_never_reaches_a_hosted_column(spawn_server) ->
     prompt = f"why does boto3 reject {AWS_ID}?"
     for mode in ("compare", "race"):
         local.push(Script(tokens=["kept ", "here"]))
-        events = await run(race(session, prompt, ["hosted", "local"], mode=mode, first="token"))  # type: ignore[arg-type]
+        the_race = race(session, prompt, ["hosted", "local"], mode=mode, first="token")  # type: ignore[arg-type]
+        events = await run(the_race)
+        assert [s.source for s in the_race.ranking().standings] == ["hosted", "local"]  # the refused column is named
         refused = events[0]
         assert [type(e) for e in refused] == [Finished]  # refused before anything was sent
         assert refused[0].turn.status == "error" and refused[0].turn.error.kind == ErrorKind.SENSITIVE

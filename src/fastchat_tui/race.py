@@ -201,7 +201,7 @@ class Race:
         """The columns compared (see :func:`rank`); a column that has not started counts as not finished."""
         turns = [turn or Turn(self.prompt, self.options_for(index), source=self.contenders[index].source)
                  for index, turn in enumerate(self.turns)]
-        return rank(turns, self.session.config)
+        return rank(turns, self.session.config, contenders=self.contenders)
 
     def keep(self, column: int) -> Turn:
         """Make ``column``'s reply the conversation's answer, in place of the one kept before (if any), through
@@ -341,7 +341,7 @@ class Ranking:
         }
 
 
-def _standing(column: int, turn: Turn, config: Config) -> Standing:
+def _standing(column: int, turn: Turn, config: Config, contender: Contender | None) -> Standing:
     reading = turn.reading()
     normal = turn.status in ENDED_NORMALLY
     priced = None
@@ -350,8 +350,8 @@ def _standing(column: int, turn: Turn, config: Config) -> Standing:
     meter = turn.meter
     return Standing(
         column=column,
-        source=turn.source,
-        model=turn.model,
+        source=turn.source or (contender.source if contender else None),  # a refused column never got one
+        model=turn.model or (contender.model if contender else None),
         status=turn.status,
         ttft_s=reading.ttft_s if reading else None,
         finish_s=reading.total_s if reading and normal else None,
@@ -372,9 +372,11 @@ def _winners(standings: Sequence[Standing], metric: str) -> tuple[int, ...]:
     return tuple(column for column, value in shown.items() if value == best)
 
 
-def rank(turns: Sequence[Turn], config: Config) -> Ranking:
-    """Compare the columns' turns (column ``i`` is ``turns[i]``) on :data:`METRICS`; ``config`` prices them."""
-    standings = tuple(_standing(column, turn, config) for column, turn in enumerate(turns))
+def rank(turns: Sequence[Turn], config: Config, *, contenders: Sequence[Contender] = ()) -> Ranking:
+    """Compare the columns' turns (column ``i`` is ``turns[i]``) on :data:`METRICS`; ``config`` prices them.
+    ``contenders`` name a column whose turn has no source (refused before it was sent)."""
+    standings = tuple(_standing(column, turn, config, contenders[column] if column < len(contenders) else None)
+                      for column, turn in enumerate(turns))
     finished = [s for s in standings if s.done_at is not None]
     first = min(finished, key=lambda s: (s.done_at, s.column)).column if finished else None
     return Ranking(standings, {metric: _winners(standings, metric) for metric in METRICS}, first)
