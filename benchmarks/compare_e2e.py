@@ -1,23 +1,23 @@
-"""End-to-end figures of the compare view in a real terminal (tmux), against loopback servers in other processes.
+"""End-to-end figures of compare mode in a real terminal (tmux), against loopback servers in other processes.
 
-For each scenario (columns x rate) it streams a 10,000-token Markdown reply from every server at once into
-the compare view running in a tmux pane and prints medians over several runs of (one column at the same
-rate is the reference: on a machine busy with other work every figure grows, the load average is printed):
+For each scenario (columns x rate) it starts ``fastchat`` in a tmux pane, switches compare mode on for every
+configured source (F4, Tab on each, Enter), sends one prompt and streams a 10,000-token Markdown reply from
+every server at once into the compare view, and prints medians over several runs of (one column is the
+same app without compare mode, the single-stream reference; on a machine busy with other work every figure
+grows, so the load average is printed):
 
 * render lag per column: from that server's write of its last token to the token being on the screen
   (tmux ``capture-pane`` polled every ~2 ms, so figures carry ~2-4 ms of polling error);
-* key echo: from ``send-keys`` of a key typed while the replies stream to the key being on screen;
-* CPU: the view's process's CPU seconds per second while the replies stream (all columns together);
+* key echo: from ``send-keys`` of a key typed into the prompt while the replies stream to it being on screen;
+* CPU: the app's CPU seconds per second while the replies stream (all columns together);
 * RSS after the replies, in MB.
 
 Then, without a terminal, it races two sources (``race()``, mode ``race``) and prints how long after the
 winner finished (``first="finish"``) or streamed its first token (``first="token"``, a hedge) the loser's
 server saw its connection close (the server's own record).
 
-Until the compare view is wired into the app, the pane runs a small app of this file (``--app CONFIG``)
-that mounts the view under a prompt line; Enter there sends to every configured source.
-Usage: ``PATH=.venv/bin:$PATH python benchmarks/compare_e2e.py [--runs 3] [--scenarios 2x5000,4x1500]``.
-Needs tmux. Only loopback traffic.
+Usage: ``PATH=.venv/bin:$PATH python benchmarks/compare_e2e.py [--runs 3] [--scenarios 1x5000,2x5000,4x1500]``.
+Needs tmux and an installed ``fastchat`` on PATH. Only loopback traffic.
 """
 
 from __future__ import annotations
@@ -46,52 +46,12 @@ SESSION = "fastchat-compare-bench"
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SIZE = (160, 50)
+PASSED_ENV = ("FASTCHAT_CONFIG", "FASTCHAT_DATA_DIR", "XDG_CONFIG_HOME", "COLORTERM", "TERM")
+"""Given to the pane with ``tmux new-session -e``: a tmux server already running has its own environment."""
 
 
 def marker(column: int) -> str:
     return f"END{column + 1}MARK42"
-
-
-# -- the app in the pane ------------------------------------------------------------------------
-
-def run_app(config_path: Path) -> None:
-    """The compare view under a prompt line: Enter sends the prompt to every configured source."""
-    import openai  # noqa: F401  (imported before the first frame, as the app's warm-up thread does)
-    from textual.app import App, ComposeResult
-    from textual.widgets import Input
-
-    from fastchat_tui.config import load
-    from fastchat_tui.race import race
-    from fastchat_tui.session import Session
-    from fastchat_tui.ui.app import _tune_gc
-    from fastchat_tui.ui.chat_log import CompareView
-
-    config = load(config_path)
-
-    class CompareBench(App[None]):
-        CSS = "Input { dock: bottom; }"
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.session = Session(config, key_lookup=lambda spec: None)
-
-        def compose(self) -> ComposeResult:
-            yield Input(placeholder="Ask every source · Enter sends")
-
-        async def on_mount(self) -> None:
-            self.call_after_refresh(_tune_gc)
-            for name in config.sources:  # warm every connection, as the app's probes do at start
-                await self.session.source(name).probe()
-
-        def on_input_submitted(self, message: Input.Submitted) -> None:
-            message.input.clear()
-            self.query(CompareView).remove()
-            self.mount(CompareView.of(race(self.session, message.value, list(config.sources))), before=message.input)
-
-        async def on_unmount(self) -> None:
-            await self.session.aclose()
-
-    CompareBench().run()
 
 
 # -- driving it ---------------------------------------------------------------------------------
@@ -164,22 +124,42 @@ def proc_stat(pid: int) -> tuple[float, float]:
     return (int(fields[11]) + int(fields[12])) / TICKS, int(fields[21]) * PAGE / 1e6
 
 
+def compare_mode(names: list[str]) -> None:
+    """F4, mark each of ``names`` (typed into the picker's filter, then Tab), Enter: as a user switches it on."""
+    tmux("send-keys", "-t", SESSION, "F4")
+    wait_for(lambda text: "Compare sources: mark" in text and all(f"{name}   " in text for name in names))
+    for index, name in enumerate(names):
+        others = [other for other in names if other != name]
+        tmux("send-keys", "-t", SESSION, "-l", name)
+        wait_for(lambda text, others=others: not any(f"{other}   " in text for other in others))  # filtered
+        tmux("send-keys", "-t", SESSION, "Tab")
+        wait_for(lambda text, mark=f"{index + 1} {name}   ": mark in text)
+        tmux("send-keys", "-t", SESSION, *["BSpace"] * len(name))
+        wait_for(lambda text: all(f"{name}   " in text for name in names))  # the filter is empty again
+    tmux("send-keys", "-t", SESSION, "Enter")
+    wait_for(lambda text: f"compare: {', '.join(names)}" in text)
+
+
 def one_run(env: dict[str, str], config: Path, records_: list[Path], run: int, typed_at: float) -> dict[str, object]:
     tmux("kill-session", "-t", SESSION)
-    command = f"exec {os.path.abspath(sys.executable)} {Path(__file__).resolve()} --app {config}"
+    command = f"exec {shutil.which('fastchat')}"
+    env = {**env, "FASTCHAT_CONFIG": str(config)}
+    passed = [arg for name in PASSED_ENV if name in env for arg in ("-e", f"{name}={env[name]}")]
     for attempt in range(5):  # a tmux server still exiting after the last kill-session refuses a new session
         started = subprocess.run(["tmux", "new-session", "-d", "-s", SESSION, "-x", str(SIZE[0]), "-y", str(SIZE[1]),
-                                  command], env=env, check=attempt == 4)
+                                  *passed, command], env=env, check=attempt == 4)
         if started.returncode == 0:
             break
         time.sleep(0.2)
-    wait_for(lambda text: "Ask every source" in text)
+    wait_for(lambda text: "Ask anything" in text)
     pid = int(tmux("display", "-p", "-t", SESSION, "#{pane_pid}").strip())
-    time.sleep(0.5)  # let start-up work finish before measuring CPU
+    if len(records_) > 1:
+        compare_mode([f"c{column + 1}" for column in range(len(records_))])
+    time.sleep(0.5)  # let start-up work (probes, model lists) finish before measuring CPU
     cpu_before, _ = proc_stat(pid)
     tmux("send-keys", "-t", SESSION, "go", "Enter")
     t_sent = time.perf_counter()
-    wait_for(lambda text: "TTFT" in text, timeout=30)
+    wait_for(lambda text: "TTFT" in text or "tok/s" in text, timeout=30)
     time.sleep(typed_at)
     tmux("send-keys", "-t", SESSION, "-l", TYPED)
     t_typed = time.perf_counter()
@@ -212,7 +192,7 @@ def scenario(scratch: Path, env: dict[str, str], columns: int, rate: float, n_to
             records_.append(record)
             lines += [f"[sources.c{column + 1}]", 'kind = "openai"', f'base_url = "{url}"', 'model = "bench-model"']
         config = scratch / f"config-{columns}.toml"
-        config.write_text("\n".join(lines) + "\n")
+        config.write_text('default_source = "c1"\n' + "\n".join(lines) + "\n")
         results = [one_run(env, config, records_, run + 1, typed_at=n_tokens / rate / 3) for run in range(runs)]
     finally:
         for proc in servers:
@@ -276,17 +256,13 @@ def med(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--app", type=Path, help=argparse.SUPPRESS)  # the pane's app, with this config
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scenarios", default="1x5000,2x5000,4x1500",
-                        help="COLUMNSxRATE, comma-separated (1 column: the same app's single-stream reference)")
+                        help="COLUMNSxRATE, comma-separated (1 column: the app without compare mode, the reference)")
     parser.add_argument("--tokens", type=int, default=10_000)
     args = parser.parse_args()
-    if args.app:
-        run_app(args.app)
-        return
-    if not shutil.which("tmux"):
-        sys.exit("needs tmux")
+    if not shutil.which("tmux") or not shutil.which("fastchat"):
+        sys.exit("needs tmux and an installed fastchat on PATH")
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
         env = {**os.environ, "FASTCHAT_DATA_DIR": str(scratch / "data"), "XDG_CONFIG_HOME": str(scratch / "cfg"),
@@ -296,7 +272,7 @@ def main() -> None:
         os.environ.update({k: v for k, v in env.items() if k.startswith(("FASTCHAT", "XDG"))})
         for key in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
             os.environ.pop(key, None)
-        print(f"fastchat compare view benchmark: {args.tokens:,}-token Markdown replies, {args.runs} runs per scenario, "
+        print(f"fastchat compare mode benchmark: {args.tokens:,}-token Markdown replies, {args.runs} runs per scenario, "
               f"tmux {SIZE[0]}x{SIZE[1]}, {os.cpu_count()} cores")
         for spec in args.scenarios.split(","):
             columns, rate = spec.split("x")

@@ -25,14 +25,17 @@ from textual.worker import Worker, WorkerError
 
 from fastchat_tui.catalog import Catalog, Listing, ModelSpecError
 from fastchat_tui.config import Config
-from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed, SessionEvent
+from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
 from fastchat_tui.meter import live_summary, summary
-from fastchat_tui.router import fallback_text, status_text
+from fastchat_tui.race import Race, race
+from fastchat_tui.router import fallback_text, hedge_text, status_text
 from fastchat_tui.session import SensitiveRefusal, Session
 from fastchat_tui.sources.base import ErrorKind, ModelChosen, Preparing, Probe, ReasoningDelta, TextDelta
 from fastchat_tui.turn import ENDED_NORMALLY, SendOptions, Turn
-from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ReplyEntry, ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.chat_log import ChatLog, CompareView, PastMessage, ReplyEntry, ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.chat_log.compare import ranking_line
 from fastchat_tui.ui.screens.bench import bench_command
+from fastchat_tui.ui.screens.compare_picker import ComparePicker, pick_label
 from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.key_prompt import KeyPrompt, SessionKeys
@@ -83,7 +86,7 @@ ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class FastchatApp(App[None]):
-    """Chat with any configured source; F2 switches, Esc cancels, Ctrl+Q quits."""
+    """Chat with any configured source; F2 switches, F4 compares several at once, Esc cancels, Ctrl+Q quits."""
 
     CSS_PATH = "app.tcss"
     TITLE = "fastchat"
@@ -92,6 +95,7 @@ class FastchatApp(App[None]):
         Binding("escape", "cancel_reply", "Cancel", show=False),
         Binding("ctrl+r", "retry", "Retry"),
         Binding("f3", "chats", "Chats"),
+        Binding("f4", "compare", "Compare"),
         Binding("ctrl+end", "follow", "Follow", show=False),
         Binding("ctrl+t", "toggle_thinking", "Thinking"),
         Binding("pageup", "page_transcript(-1)", show=False, priority=True),
@@ -143,6 +147,15 @@ class FastchatApp(App[None]):
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self._reply_worker: Worker | None = None
+        """The request streaming now (a reply, or a compare turn's race): Esc cancels it, a signal waits for it."""
+        self.compare: list[Pick] = []
+        """Compare mode's sources (two to four), each prompt sent to all of them at once; ``[]``: it is off."""
+        self._compared: list[Pick] = []
+        """The last comparison's sources: marked when the compare picker opens again."""
+        self.compare_view: CompareView | None = None
+        """The last compare turn, shown under its prompt until the next prompt is sent."""
+        self._hedged: Hedged | None = None
+        """How auto mode hedged the reply streaming now (``[router] hedge``), if it did."""
         self._terminal: int | None = None
         """The descriptor of the terminal the chat draws on, while it runs on one (see :meth:`run_async`)."""
         self._turn: Turn | None = None
@@ -195,6 +208,11 @@ class FastchatApp(App[None]):
         if self.probe_on_start:
             self.probe_sources()
 
+    async def _warm(self) -> None:
+        """Until the HTTP clients are imported (:func:`_preimport`). Shielded: a waiter cancelled meanwhile (a
+        picker closed at once cancels its model lists) must not cancel the warm-up that every request awaits."""
+        await asyncio.shield(self._warmed)
+
     def watch_theme(self, theme: str) -> None:
         """Remember a theme chosen while running (the command palette) for the next start."""
         if self.is_running and (problem := remember_theme(theme, self.config.theme)):
@@ -208,7 +226,11 @@ class FastchatApp(App[None]):
 
     @property
     def streaming(self) -> bool:
-        return self._reply_worker is not None and not self._reply_worker.is_finished
+        """A reply streams, or a compare turn has not settled yet (its ranking and kept reply come just after
+        the last column ends)."""
+        view = self.compare_view
+        return (self._reply_worker is not None and not self._reply_worker.is_finished) or (
+            view is not None and not view.settled)
 
     def _selected_label(self) -> str:
         """``local · llama3.2:latest``: the selected source and the model its prompts go to."""
@@ -245,9 +267,11 @@ class FastchatApp(App[None]):
         return (flag.message, not flag.default) if flag is not None else ("", False)
 
     def _show_selection(self, **parts: str) -> None:
-        """The status bar's source, model and note as they are now, with any other ``parts`` (``route``, ``meter``)."""
-        note, warn = self._note()
-        self.status.show(selected=self._selected_label(), note=note, warn=warn, **parts)
+        """The status bar's source, model and note as they are now, with any other ``parts`` (``route``, ``meter``);
+        in compare mode, its sources (the selected source's note does not apply then)."""
+        note, warn = self._note() if not self.compare else ("", False)
+        self.status.show(selected=self._selected_label(), compare=", ".join(map(pick_label, self.compare)),
+                         note=note, warn=warn, **parts)
 
     def select(self, source: str, model: str | None = None) -> None:
         """Send the following prompts to ``source`` (``"auto"``: route each), to ``model`` there if given, else
@@ -262,7 +286,7 @@ class FastchatApp(App[None]):
         """Check every source once (which also warms its connection); help if none answers. Then ask the
         sources that answered for their models, so the picker and the status bar can flag a configured
         model that is not there before the first prompt."""
-        await self._warmed
+        await self._warm()
         names = list(self.config.sources)
         results = await asyncio.gather(*(self.session.source(name).probe() for name in names))
         self.probes = dict(zip(names, results))
@@ -273,13 +297,13 @@ class FastchatApp(App[None]):
 
     async def _listing(self, name: str) -> Listing:
         """``name``'s models from the catalog, once the HTTP clients are imported (see :func:`_preimport`)."""
-        await self._warmed
+        await self._warm()
         return await self.catalog.listing(name)
 
     @work(group="model")
     async def find_model(self, spec: str) -> None:
         """Resolve ``-m`` in the sources' model lists and select it; an error says what there is instead."""
-        await self._warmed
+        await self._warm()
         try:
             choice = await self.catalog.resolve(spec)
         except ModelSpecError as exc:
@@ -320,16 +344,22 @@ class FastchatApp(App[None]):
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         if self.streaming:
-            self.notify("A reply is still streaming: Esc cancels it.", severity="warning")
+            replies = "Replies are still streaming: Esc cancels them." if self.compare_view else \
+                "A reply is still streaming: Esc cancels it."
+            self.notify(replies, severity="warning")
             message.prompt_input.give_back(message.text)
             return
         self.send(message.text)
 
     def send(self, prompt: str, *, shown: str | None = None, options: SendOptions | None = None) -> None:
         """Send ``prompt`` in the current conversation; the transcript shows ``shown`` (default: the prompt).
-        The chat's model and thinking setting, if any, go with it; while ``-m`` is being found, it waits."""
+        The chat's model and thinking setting, if any, go with it; while ``-m`` is being found, it waits.
+        In compare mode it goes to every compared source at once instead (:meth:`compare_prompt`)."""
+        self._fold_compare()
         self.chat.add_user(shown or prompt)
-        if self._model_found.is_set():
+        if self.compare:
+            self.compare_prompt(prompt, options or SendOptions())
+        elif self._model_found.is_set():
             self._follow(self.session.stream(prompt, self._with_choice(options or SendOptions())))
         else:
             self._follow(self._once_model_found(prompt, options or SendOptions()))
@@ -360,8 +390,9 @@ class FastchatApp(App[None]):
         entry: ReplyEntry | None = None
         turn: Turn | None = None
         stage: tuple[str, float] | None = None  # the Preparing stage going on, and when it began
+        self._hedged = None
         try:
-            await self._warmed  # never import the clients on the loop while the warm-up thread imports them
+            await self._warm()  # never import the clients on the loop while the warm-up thread imports them
             async with aclosing(events):
                 async for event in events:
                     if isinstance(event, TextDelta):
@@ -386,6 +417,8 @@ class FastchatApp(App[None]):
                         turn = event.turn
                         for warning in turn.route.warnings if turn.route else ():
                             self.notify(warning, severity="warning", timeout=8)
+                    elif isinstance(event, Hedged):
+                        self._hedged = event  # said by the route line from the Attempt on
                     elif isinstance(event, Preparing):
                         if stage is None or stage[0] != event.stage:
                             stage = (event.stage, event.t)
@@ -411,6 +444,8 @@ class FastchatApp(App[None]):
         """Where the prompt went and why, for the status bar."""
         if turn.fallback_from and turn.source and turn.errors:
             return "· " + fallback_text(turn.fallback_from, turn.source, turn.errors[-1])
+        if self._hedged is not None and self._hedged.turn is turn:
+            return f"→ {turn.source} · {turn.model} · {hedge_text(self._hedged)}"
         if self.session.selected == "auto" and turn.route:
             return status_text(turn.route, model=turn.model).removeprefix("auto ")
         return ""
@@ -543,9 +578,112 @@ class FastchatApp(App[None]):
         return True
 
     def action_cancel_reply(self) -> None:
-        """Stop the streaming reply; the text so far is kept and marked cancelled."""
-        if self._reply_worker is not None and not self._reply_worker.is_finished:
+        """Stop the streaming reply (in a compare turn: every column); the text so far is kept and marked cancelled."""
+        view = self.compare_view
+        if view is not None and view.streaming:
+            view.cancel()  # each column ends, cancelled, and the ranking follows
+        elif self._reply_worker is not None and not self._reply_worker.is_finished:
             self._reply_worker.cancel()
+
+    # -- compare mode ----------------------------------------------------------------------------
+
+    def action_compare(self) -> None:
+        """F4, the palette's Compare sources: pick two to four sources (or models) to send each prompt to at once;
+        when compare mode is on, switch it off."""
+        if self.compare:
+            self.set_compare([])
+            return
+
+        def chosen(picks: list[Pick] | None) -> None:
+            if picks:
+                self.set_compare(picks)
+
+        self.push_screen(ComparePicker(self.config, self.probes, self._compared, cached=self.catalog.cached,
+                                       listing=self._listing), chosen)
+
+    def set_compare(self, picks: Sequence[Pick]) -> None:
+        """Send each following prompt to every one of ``picks`` at once, until switched off (``[]``)."""
+        self.compare = list(picks)
+        self._show_selection(route="")
+        if picks:
+            self._compared = list(picks)
+            self.notify(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
+                        "F4 switches it off.", timeout=6)
+        else:
+            self.notify(f"Compare mode off: prompts go to {self._selected_label()} again.", timeout=4)
+
+    def compare_prompt(self, prompt: str, options: SendOptions) -> CompareView:
+        """Send ``prompt`` to every compared source at once (a race in ``compare`` mode) and show the replies side
+        by side under it, each in its own column, until the next prompt; the first to finish is kept unless the
+        user keeps another (keys 1-4 in the view)."""
+        if self.think is not None:
+            options = replace(options, think=self.think)
+        the_race = race(self.session, prompt, [(pick.source, pick.model) for pick in self.compare], options)
+        view = self.show_compare(CompareView.of(the_race, follow=False))
+        self._turn = None  # Ctrl+R retries one reply, not a comparison
+        self._reply_worker = self.run_worker(self._run_race(the_race, view), group="reply", exclusive=True)
+        self.status.show(route="", meter="")
+        self.refresh_bindings()
+        return view
+
+    def show_compare(self, view: CompareView) -> CompareView:
+        """Show a compare turn in the transcript, under its prompt: the log above keeps its last lines."""
+        self.compare_view = view
+        self.chat.add_class("-above-compare")
+        self.mount(view, before=self.prompt_input)
+        self.call_after_refresh(self.chat.refresh, layout=True)  # as tall as its lines, now that they are drawn
+        return view
+
+    async def _run_race(self, the_race: Race, view: CompareView) -> None:
+        """Feed the view the race's events, in the reply worker (cancelling the worker cancels every column)."""
+        await self._warm()  # never import the clients on the loop while the warm-up thread imports them
+        show = view.show
+        async with aclosing(the_race):
+            async for item in the_race:
+                show(item)
+
+    def on_compare_view_kept(self, message: CompareView.Kept) -> None:
+        if message.view is self.compare_view:
+            self.status.show(meter=f"kept: {message.column + 1} {message.turn.source}")
+
+    def on_compare_view_ended(self, message: CompareView.Ended) -> None:
+        if message.view is self.compare_view and message.view.kept is None:
+            self.status.show(meter="no reply to keep")
+        self.refresh_bindings()
+
+    def _fold_compare(self) -> None:
+        """The last compare turn leaves the screen for the transcript: its kept reply as the conversation's, then
+        the ranking in one line (every reply stays in history, the others as alternatives)."""
+        view = self._drop_compare()
+        if view is None:
+            return
+        column = view.columns[view.kept] if view.kept is not None else None
+        turn = column.turn if column is not None else None
+        if column is not None and turn is not None:
+            entry = self.chat.start_reply(f"{turn.source} · {turn.model} · ✔ kept of {len(view.columns)}")
+            if column.reply.reasoning:
+                entry.append_reasoning(column.reply.reasoning)
+            entry.append(column.reply.text)
+            reading = turn.reading()
+            if entry.has_thinking and reading is not None:
+                entry.show_thinking(ThinkingFigures.of(reading))
+            entry.finish(column.reply.status, turn.error.shown if turn.error else turn.end_note)
+        if view.ranking is not None:
+            alternatives = "the others are in history as alternatives" if turn is not None else "no reply kept"
+            self.chat.add_notice(f"compared {ranking_line(view.ranking)}; {alternatives}")
+
+    def _drop_compare(self) -> CompareView | None:
+        """Take the last compare turn off the screen (a race still streaming is cancelled); the view, if there was one."""
+        view = self.compare_view
+        if view is None:
+            return None
+        self.compare_view = None
+        if view.streaming and self._reply_worker is not None:
+            self._reply_worker.cancel()
+        view.close()
+        view.remove()
+        self.chat.remove_class("-above-compare")
+        return view
 
     def action_cycle_source(self) -> None:
         """F2: the next source, each with its configured model."""
@@ -592,6 +730,7 @@ class FastchatApp(App[None]):
     def open_chat(self, chat_id: int, message_id: int | None = None) -> None:
         """Show a saved chat, with each reply's meter line, how it ended and its reasoning (collapsed), and
         continue it; with ``message_id`` (a search hit) the transcript opens at that message."""
+        self._drop_compare()
         self.action_cancel_reply()
         self.session.resume(chat_id)
         entries: list[PastMessage] = []
@@ -607,6 +746,7 @@ class FastchatApp(App[None]):
         self.refresh_bindings()
 
     def action_new_chat(self) -> None:
+        self._drop_compare()
         self.action_cancel_reply()
         self.session.new_chat()
         self.chat.clear()
@@ -620,6 +760,9 @@ class FastchatApp(App[None]):
                             self.action_pick_source)
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
         yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)
+        now = ", ".join(map(pick_label, self.compare))
+        yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off (F4)" if self.compare else
+                            "Send each prompt to two to four sources at once, side by side (F4)", self.action_compare)
         yield bench_command(self)
         for name, value in THINKING.items():
             now = " (now)" if value == self.think else ""

@@ -3,9 +3,10 @@
 Each column is a `ChatLog` holding one reply, so every column streams through the transcript's
 own fast path (finished blocks rendered once, the tail at most once per frame, only the lines on
 screen drawn), with a meter line of its own under it (TTFT, live rate, tokens; then the meter's
-summary and the cost). Narrower than `STACK_BELOW` cells, the columns are stacked. A
-column draws no scrollbar: redrawn on every frame, four of them took most of the time of
-each screen update (the log's "not following" marker still says when one is scrolled up).
+summary and the cost). Narrower than `STACK_BELOW` cells, the columns are stacked, each named
+on its top border. A column draws no scrollbar: redrawn on every frame, four of them took most
+of the time of each screen update (the log's "not following" marker still says when one is
+scrolled up).
 
 The view shows a race's events (`fastchat_tui.race.ColumnEvent`): it follows a race (`follow`),
 or is fed them (`show`). When every column has ended, a ranking row marks each figure's winner
@@ -38,16 +39,31 @@ from fastchat_tui.meter import Reading, live_summary, summary
 from fastchat_tui.race import METRIC_NAMES, METRICS, WINNER_MARK, ColumnEvent, Race, Ranking, rank
 from fastchat_tui.router import fallback_text
 from fastchat_tui.sources.base import ReasoningDelta, TextDelta
-from fastchat_tui.turn import Turn
+from fastchat_tui.turn import ENDED_NORMALLY, Turn
 from fastchat_tui.ui.chat_log.entries import ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.chat_log.widget import ChatLog
 
-__all__ = ["MAX_COLUMNS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable"]
+__all__ = ["MAX_COLUMNS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable", "ranking_line"]
 
 STACK_BELOW = 100
 """Views narrower than this many cells stack their columns."""
 MAX_COLUMNS = 4
 KEPT_MARK = "✔ kept"
+
+
+def ranking_line(ranking: Ranking) -> str:
+    """The ranking in one line, each column with how it failed and the figures it won (``1 groq ★ first token
+    118 ms, finish 0.41 s · 2 local · 3 openrouter error``): what the transcript keeps of a compare view."""
+    parts = []
+    for standing in ranking.standings:
+        column = standing.column
+        words = [ranking.heading(column)]
+        if standing.status not in ENDED_NORMALLY:
+            words.append(standing.status)
+        if wins := ranking.wins(column):
+            words.append(f"{WINNER_MARK} " + ", ".join(f"{METRIC_NAMES[m]} {ranking.cell(m, column)}" for m in wins))
+        parts.append(" ".join(words))
+    return " · ".join(parts)
 
 
 class MeterLine(Widget):
@@ -88,6 +104,8 @@ class CompareColumn(Vertical):
     def __init__(self, index: int, label: str) -> None:
         super().__init__(id=f"compare-column-{index + 1}", classes="-later" if index else None)
         self.index = index
+        self.border_title = f"{index + 1} · {label}"
+        """Shown on the top border of a stacked column, whose reply's own label soon scrolls out of its few lines."""
         self.chat = ChatLog()
         self.reply = self.chat.start_reply(f"{index + 1} · {label}")
         self.meter = MeterLine("waiting for first token…")
@@ -183,7 +201,7 @@ class RankingTable(Widget):
         keys = "1" if count == 1 else f"1–{count}"
         default = "" if self.kept is None or self.kept != ranking.first_to_finish else " (first to finish)"
         kept = f"kept: {ranking.heading(self.kept)}{default}" if self.kept is not None else "no reply to keep"
-        return Group(table, Text(f"{WINNER_MARK} best · {kept} · keys {keys} keep another",
+        return Group(table, Text(f"{WINNER_MARK} best · {kept} · keys {keys} in the columns keep another",
                                  style=style("ranking-table--hint")))
 
 
@@ -201,7 +219,10 @@ class CompareView(Widget):
     CompareView > #compare-columns { height: 1fr; layout: horizontal; }
     CompareView.-stacked > #compare-columns { layout: vertical; }
     CompareView CompareColumn.-later { border-left: vkey $panel-lighten-2; }
-    CompareView.-stacked CompareColumn.-later { border-left: none; border-top: hkey $panel-lighten-2; }
+    CompareView.-stacked CompareColumn {
+        border-top: hkey $panel-lighten-2; border-title-color: $text-primary; border-title-style: bold;
+    }
+    CompareView.-stacked CompareColumn.-later { border-left: none; }
     """
 
     class Kept(Message):
@@ -226,15 +247,17 @@ class CompareView(Widget):
         def control(self) -> CompareView:
             return self.view
 
-    def __init__(self, labels: Sequence[str], config: Config, *, race: Race | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
-        """``labels``: each column's ``source · model``; ``config`` prices the replies; ``race``: followed once
-        the view is mounted (see :meth:`follow`)."""
+    def __init__(self, labels: Sequence[str], config: Config, *, race: Race | None = None, follow: bool = True,
+                 id: str | None = None, classes: str | None = None) -> None:
+        """``labels``: each column's ``source · model``; ``config`` prices the replies; ``race``: the race whose
+        columns these are (keeping and cancelling go through it), followed once the view is mounted (see
+        :meth:`follow`) unless ``follow`` is false: then its owner iterates it and feeds :meth:`show`."""
         if not 1 <= len(labels) <= MAX_COLUMNS:
             raise ValueError(f"the compare view shows 1 to {MAX_COLUMNS} columns, not {len(labels)}")
         super().__init__(id=id, classes=classes)
         self.config = config
         self.race = race
+        self._follows = follow
         self.columns = [CompareColumn(index, label) for index, label in enumerate(labels)]
         self.ranking_table = RankingTable()
         self.ranking: Ranking | None = None
@@ -242,11 +265,12 @@ class CompareView(Widget):
         self._chosen = False
         """The user kept a reply by key: the default (the first to finish) does not replace it."""
         self._open = len(labels)
+        self._gone = False
 
     @classmethod
-    def of(cls, race: Race, *, id: str | None = None, classes: str | None = None) -> CompareView:
-        """A view of ``race``'s columns that follows it once mounted."""
-        return cls(race.labels, race.session.config, race=race, id=id, classes=classes)
+    def of(cls, race: Race, *, follow: bool = True, id: str | None = None, classes: str | None = None) -> CompareView:
+        """A view of ``race``'s columns that follows it once mounted (unless ``follow`` is false)."""
+        return cls(race.labels, race.session.config, race=race, follow=follow, id=id, classes=classes)
 
     def compose(self) -> ComposeResult:
         with Container(id="compare-columns"):
@@ -254,7 +278,7 @@ class CompareView(Widget):
         yield self.ranking_table
 
     def on_mount(self) -> None:
-        if self.race is not None:
+        if self.race is not None and self._follows:
             self.follow(self.race)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -264,6 +288,16 @@ class CompareView(Widget):
     def streaming(self) -> bool:
         """Whether some column has not ended yet."""
         return self._open > 0
+
+    @property
+    def settled(self) -> bool:
+        """Whether every column has ended and the ranking is in (with the reply kept by default, if any)."""
+        return self.ranking is not None
+
+    def close(self) -> None:
+        """The conversation the view belongs to is gone (a new chat, another one opened): from now on no reply
+        is kept through the race, not even by default."""
+        self._gone = True
 
     # Events
 
@@ -300,7 +334,11 @@ class CompareView(Widget):
                 self.call_after_refresh(self._all_ended)  # the last text first, then the ranking's new layout
 
     def _all_ended(self) -> None:
-        ranking = self.ranking = rank([column.turn for column in self.columns if column.turn], self.config)
+        if self._gone:
+            return
+        race = self.race
+        ranking = self.ranking = race.ranking() if race is not None else rank(
+            [column.turn for column in self.columns if column.turn], self.config)
         if not self._chosen and ranking.first_to_finish is not None:
             self.keep(ranking.first_to_finish)
         self._settle()
@@ -323,6 +361,8 @@ class CompareView(Widget):
         whether it could be (the column ended with an answer)."""
         shown = self.columns[column]
         turn = shown.turn
+        if self._gone:
+            return False
         if not shown.ended or turn is None or not turn.answered:
             self.notify(f"Column {column + 1} has no finished reply to keep.", severity="warning")
             return False

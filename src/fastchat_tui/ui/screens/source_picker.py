@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 from rich.console import Group
 from rich.padding import Padding
@@ -26,13 +27,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from fastchat_tui.catalog import Listing, Unlisted, unlisted_in
-from fastchat_tui.commands.models import _size as size_text
+from fastchat_tui.catalog import Listing, Unlisted, size_text, unlisted_in
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.sources.base import ModelInfo, Probe
 
 NAME_WIDTH = 12
 MODEL_WIDTH = 30
+ResultT = TypeVar("ResultT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +45,21 @@ class Pick:
     model: str | None = None
 
 
-def _mark(current: bool) -> Text:
-    """The first column of a row: ``●`` on the chat's choice now."""
-    return Text("● " if current else "  ", style="bold")
+CURRENT = "●"
+"""The mark of the chat's choice now, in the source picker."""
+
+
+def _mark(mark: str) -> Text:
+    """The first column of a row: its ``mark`` (the picker's own: :data:`CURRENT`, a column number), or blank."""
+    return Text(f"{mark:<1} ", style="bold")
 
 
 def source_label(name: str, spec: SourceConfig | None, probe: Probe | None, listing: Listing | None = None,
-                 asking: bool = False, current: bool = False) -> Text:
+                 asking: bool = False, mark: str = "") -> Text:
     """``  local        ollama · ● reachable · 3 models`` for a source's row (``auto`` when ``spec`` is ``None``).
 
     Whether it answers comes from its model list, else from the start-up probe; ``asking``: a list is on its way."""
-    text = _mark(current).append(f"{name:<{NAME_WIDTH}} ", style="bold")
+    text = _mark(mark).append(f"{name:<{NAME_WIDTH}} ", style="bold")
     if spec is None:
         return text.append("route each prompt to the best source")
     text.append(f"{spec.kind} · ", style="dim")
@@ -76,9 +81,9 @@ def source_label(name: str, spec: SourceConfig | None, probe: Probe | None, list
     return text
 
 
-def model_label(model: ModelInfo, configured: bool, current: bool = False) -> Text:
+def model_label(model: ModelInfo, configured: bool, mark: str = "") -> Text:
     """``      llama3.2:latest   configured · 2.0 GB · Q4_K_M · 131,072 ctx``: one listed model."""
-    text = _mark(current).append(f"    {model.id:<{MODEL_WIDTH}} ", style="bold" if current else "")
+    text = _mark(mark).append(f"    {model.id:<{MODEL_WIDTH}} ", style="bold" if mark else "")
     details = ["configured"] if configured else []
     if model.size_bytes is not None:
         details.append(size_text(model.size_bytes))
@@ -89,11 +94,11 @@ def model_label(model: ModelInfo, configured: bool, current: bool = False) -> Te
     return text.append(" · ".join(details), style="dim")
 
 
-def unlisted_label(flag: Unlisted, current: bool = False) -> Group:
+def unlisted_label(flag: Unlisted, mark: str = "") -> Group:
     """The configured model its source does not list, and below it what the catalog says about that
     (yellow: the source uses another model instead; red: its requests will fail)."""
     style = "yellow" if flag.default else "red"
-    head = _mark(current).append("  ! ", style=f"bold {style}").append(f"{flag.model:<{MODEL_WIDTH}} ")
+    head = _mark(mark).append("  ! ", style=f"bold {style}").append(f"{flag.model:<{MODEL_WIDTH}} ")
     head.append("configured · not listed", style=style)
     return Group(head, Padding(Text(flag.message, style=style), (0, 0, 0, 6)))
 
@@ -110,12 +115,19 @@ def matches(words: list[str], *names: str) -> bool:
     return all(word in haystack for word in words)
 
 
-class SourcePicker(ModalScreen[Pick | None]):
-    """A modal list of sources and their models; dismisses with a :class:`Pick`, or ``None``.
+class ModelList(ModalScreen[ResultT]):
+    """A modal list of sources and their models, filtered as the user types: what :class:`SourcePicker` and
+    the compare picker share. Subclasses say what choosing a row does (:meth:`_choose`) and how rows are
+    marked (:meth:`mark`).
 
     ``cached(name)`` is what the catalog last heard from ``name`` (it never waits); ``listing(name)`` asks
-    again where that is stale, in the background; ``current`` is the chat's choice now, highlighted first.
+    again where that is stale, in the background.
     """
+
+    TITLE_TEXT = ""
+    HINT = "type to filter · ↑↓ move · Enter chooses · Esc closes"
+    OFFERS_AUTO = True
+    """Whether the list starts with ``auto`` (route each prompt)."""
 
     BINDINGS = [
         Binding("escape", "dismiss_none", "Close"),
@@ -126,10 +138,10 @@ class SourcePicker(ModalScreen[Pick | None]):
     ]
 
     DEFAULT_CSS = """
-    SourcePicker {
+    ModelList {
         align: center middle;
     }
-    SourcePicker > Vertical {
+    ModelList > Vertical {
         width: 100;
         max-width: 95%;
         height: auto;
@@ -138,16 +150,16 @@ class SourcePicker(ModalScreen[Pick | None]):
         background: $surface;
         padding: 0 1;
     }
-    SourcePicker OptionList {
+    ModelList OptionList {
         height: auto;
         max-height: 24;
     }
     """
 
-    def __init__(self, config: Config, probes: Mapping[str, Probe], current: Pick, *,
+    def __init__(self, config: Config, probes: Mapping[str, Probe], *,
                  cached: Callable[[str], Listing | None], listing: Callable[[str], Awaitable[Listing]]) -> None:
         super().__init__()
-        self.config, self.probes, self.current = config, probes, current
+        self.config, self.probes = config, probes
         self.cached, self.listing = cached, listing
         self.asking: set[str] = set(config.sources)
         """The sources whose lists are being asked for."""
@@ -155,13 +167,11 @@ class SourcePicker(ModalScreen[Pick | None]):
         """What each row (by its id) chooses."""
         self.first: str | None = None
         """The first row that matches the filter by its own name (highlighted as the filter changes)."""
-        self.marked: str | None = None
-        """The row marked as the chat's choice now."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Switch source or model")
-            yield Input(placeholder="type to filter · ↑↓ move · Enter chooses · Esc closes", id="filter")
+            yield Label(self.TITLE_TEXT, id="title")
+            yield Input(placeholder=self.HINT, id="filter")
             yield OptionList(id="choices")
 
     def on_mount(self) -> None:
@@ -178,6 +188,14 @@ class SourcePicker(ModalScreen[Pick | None]):
             if self.is_attached:
                 self._fill()
 
+    def mark(self, keys: list[str]) -> dict[str, str]:
+        """Each row's mark (by id), for the rows ``keys`` now shown; a row left out has none."""
+        return {}
+
+    def initial(self) -> str | None:
+        """The row highlighted first, when it shows."""
+        return None
+
     def options(self, query: str) -> list[Option]:
         """The rows that match ``query``: auto, then each source followed by its models. Each row's id is
         its own; the configured model's row chooses the source as configured (``Pick(name)``), as the source's
@@ -192,7 +210,7 @@ class SourcePicker(ModalScreen[Pick | None]):
             if self.first is None and matches(words, *names):
                 self.first = key
 
-        if matches(words, "auto"):
+        if self.OFFERS_AUTO and matches(words, "auto"):
             add("auto", Pick("auto"), partial(source_label, "auto", None, None), "auto")
         for name, spec in self.config.sources.items():
             listing = self.cached(name)
@@ -209,19 +227,24 @@ class SourcePicker(ModalScreen[Pick | None]):
             for model in models:
                 add(f"{name}/{model.id}", Pick(name) if model is configured else Pick(name, model.id),
                     partial(model_label, model, model is configured), f"{name}/{model.id}")
-        chosen = [key for key, _ in rows if self.picks[key] == self.current]
-        self.marked = chosen[-1] if chosen else None  # the most precise row: the model's, after its source's
-        return [Option(label(current=key == self.marked), id=key) for key, label in rows]
+        marks = self.mark([key for key, _ in rows])
+        return [Option(label(mark=marks.get(key, "")), id=key) for key, label in rows]
 
     def _fill(self, *, best: bool = False) -> None:
         """Rebuild the rows for the filter's text. Highlighted: with ``best`` (the filter changed) the first row
-        that matches by its own name, else the row highlighted before where it still shows, else the chat's choice."""
+        that matches by its own name, else the row highlighted before where it still shows, else :meth:`initial`."""
         option_list = self.query_one(OptionList)
         before = option_list.highlighted_option
         option_list.set_options(self.options(self.query_one(Input).value))
         ids = [option.id for option in option_list.options]
-        target = self.first if best else before.id if before is not None else self.marked
+        target = self.first if best else before.id if before is not None else self.initial()
         option_list.highlighted = ids.index(target) if target in ids else (0 if ids else None)
+
+    @property
+    def highlighted(self) -> str | None:
+        """The id of the highlighted row, if any."""
+        option = self.query_one(OptionList).highlighted_option
+        return option.id if option is not None else None
 
     @on(Input.Changed, "#filter")
     def _filtered(self) -> None:
@@ -229,9 +252,8 @@ class SourcePicker(ModalScreen[Pick | None]):
 
     @on(Input.Submitted, "#filter")
     def _submitted(self) -> None:
-        option = self.query_one(OptionList).highlighted_option
-        if option is not None and option.id is not None:
-            self._choose(option.id)
+        if (key := self.highlighted) is not None:
+            self._choose(key)
 
     def action_move(self, rows: int) -> None:
         option_list = self.query_one(OptionList)
@@ -244,8 +266,34 @@ class SourcePicker(ModalScreen[Pick | None]):
             self._choose(event.option.id)
 
     def _choose(self, key: str) -> None:
-        self.dismiss(self.picks.get(key))
+        raise NotImplementedError
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
 
+
+class SourcePicker(ModelList[Pick | None]):
+    """A modal list of sources and their models; dismisses with a :class:`Pick`, or ``None``.
+
+    ``current`` is the chat's choice now, marked ``●`` and highlighted first.
+    """
+
+    TITLE_TEXT = "Switch source or model"
+
+    def __init__(self, config: Config, probes: Mapping[str, Probe], current: Pick, *,
+                 cached: Callable[[str], Listing | None], listing: Callable[[str], Awaitable[Listing]]) -> None:
+        super().__init__(config, probes, cached=cached, listing=listing)
+        self.current = current
+        self.marked: str | None = None
+        """The row marked as the chat's choice now."""
+
+    def mark(self, keys: list[str]) -> dict[str, str]:
+        chosen = [key for key in keys if self.picks[key] == self.current]
+        self.marked = chosen[-1] if chosen else None  # the most precise row: the model's, after its source's
+        return {self.marked: CURRENT} if self.marked is not None else {}
+
+    def initial(self) -> str | None:
+        return self.marked
+
+    def _choose(self, key: str) -> None:
+        self.dismiss(self.picks.get(key))

@@ -8,21 +8,12 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from fastchat_tui.progress import preparing_text as preparing_text  # the one wording, shared with ask
+
 METER_SEPARATOR = " · "
 """How :mod:`fastchat_tui.meter` joins the parts of its summary."""
 METER_GAP = 2
 """Cells between the route and the meter (the meter's left padding)."""
-PREPARING_WORDS = {"unpacking": "unpacking the model", "starting": "starting llama.cpp", "loading": "loading model",
-                   "prompt": "reading prompt"}
-"""What each stage of :class:`~fastchat_tui.sources.base.Preparing` is called while it goes on."""
-
-
-def preparing_text(stage: str, seconds: float, done: int | None = None, total: int | None = None) -> str:
-    """The wait before the first token, where the meter will be: ``loading model… 3 s``, or, where the
-    server counts the prompt, ``reading prompt 1,200/4,000``. ``seconds``: how long the stage has taken."""
-    if stage == "prompt" and total:
-        return f"reading prompt {done or 0:,}/{total:,}"
-    return f"{PREPARING_WORDS.get(stage, stage)}… {seconds:.0f} s"
 
 
 def _rank(part: str) -> int:
@@ -48,7 +39,8 @@ class StatusBar(Horizontal):
     """One line: ``● local · llama3.2:latest[ · thinking off] → source · model · reason  note`` (cut with … when
     narrow, the note first) and the meter, shrunk by :func:`fit_meter` when narrow. The thinking part shows only
     when the chat overrides the source's setting; the note says why the model is not the configured one, or that
-    the configured one is missing (``warn``: its requests will fail)."""
+    the configured one is missing (``warn``: its requests will fail). In compare mode the bar names where the
+    next prompt goes instead of the selected source: ``● compare: groq, local``."""
 
     DEFAULT_CSS = """
     StatusBar {
@@ -72,6 +64,8 @@ class StatusBar(Horizontal):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.selected = "auto"
+        self.compare = ""
+        """The sources compare mode sends each prompt to (``"groq, local"``); ``""``: compare mode is off."""
         self.think = ""
         self.route = ""
         self.note = ""
@@ -85,11 +79,15 @@ class StatusBar(Horizontal):
     def on_mount(self) -> None:
         self.show()
 
-    def show(self, *, selected: str | None = None, think: str | None = None, route: str | None = None,
-             note: str | None = None, warn: bool | None = None, meter: str | None = None) -> None:
-        """Change any part of the bar; the rest stays. ``think``: the chat's thinking setting ("" for none)."""
+    def show(self, *, selected: str | None = None, compare: str | None = None, think: str | None = None,
+             route: str | None = None, note: str | None = None, warn: bool | None = None,
+             meter: str | None = None) -> None:
+        """Change any part of the bar; the rest stays. ``think``: the chat's thinking setting ("" for none);
+        ``compare``: the sources of compare mode ("" when it is off)."""
         if selected is not None:
             self.selected = selected
+        if compare is not None:
+            self.compare = compare
         if think is not None:
             self.think = think
         if route is not None:
@@ -104,7 +102,7 @@ class StatusBar(Horizontal):
             return
         note_style = "$text-warning" if self.warn else "$text-muted"
         left = Content.from_markup(f"[bold $primary]●[/] [bold]$selected[/]$think $route[{note_style}]$note[/]",
-                                   selected=self.selected, think=self._think_text, route=self.route,
+                                   selected=self._where, think=self._think_text, route=self.route,
                                    note=self._note_text)
         self.query_one("#status-route", Static).update(left)
         self.query_one("#status-meter", Static).update(Content(self._fitted_meter()))
@@ -114,10 +112,15 @@ class StatusBar(Horizontal):
 
     def _fitted_meter(self) -> str:
         """The meter, shrunk so the selected source and the source that answers keep their names on the left."""
-        head = f"● {self.selected.split(METER_SEPARATOR)[0]}"
+        head = f"● {self._where.split(METER_SEPARATOR)[0]}"
         if self.route.startswith("→"):
             head += " " + self.route.split(METER_SEPARATOR)[0]
         return fit_meter(self.meter, self.content_size.width - METER_GAP - cell_len(head))
+
+    @property
+    def _where(self) -> str:
+        """Where the next prompt goes: the compare mode's sources, else the selected source."""
+        return f"compare: {self.compare}" if self.compare else self.selected
 
     @property
     def _think_text(self) -> str:
@@ -130,6 +133,6 @@ class StatusBar(Horizontal):
     @property
     def text(self) -> str:
         """The bar as plain text, the meter whole however narrow the bar (for tests and screen readers)."""
-        left = f"● {self.selected}{self._think_text}" + (f" {self.route}" if self.route else "") + self._note_text
+        left = f"● {self._where}{self._think_text}" + (f" {self.route}" if self.route else "") + self._note_text
         return f"{left}  {self.meter}".rstrip()
 
