@@ -19,11 +19,11 @@ import pytest
 
 from fastchat_tui.catalog import unlisted_in
 from fastchat_tui.config import Config, SourceConfig, load
+from fastchat_tui.progress import preparing_text
 from fastchat_tui.session import Session
 from fastchat_tui.sources.openai_compat import OpenAISource
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.source_picker import SourcePicker
-from fastchat_tui.ui.widgets.status_bar import preparing_text
 from tests.keys_helpers import env_key
 from tests.replay import Case, ReplayServer
 from tests.servers import ModelCard, OllamaServer, OpenAIServer, Script

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.servers import Script
 from tests.test_cli_habits import Setup, setups, system_of, user_text
 
 
@@ -76,3 +77,39 @@ def test_review_wraps_its_prompt_in_the_template(sources, tmp_path):
     prompt = user_text(request)
     assert prompt.startswith("Security findings only.\n\nReview the file below")  # $input: the review prompt
     assert "2 | os.system(input())" in prompt  # with its numbered lines
+
+
+async def test_the_chat_palette_sends_prompts_through_a_template(tmp_path, openai_server):
+    """Issue 14: templates are used from the TUI palette too, not only with ``-t``."""
+    from textual.command import CommandList, CommandPalette
+
+    from fastchat_tui.config import load
+    from fastchat_tui.ui.app import FastchatApp
+    from tests.test_app import until
+
+    def palette_offers(app: FastchatApp, text: str) -> bool:
+        if not isinstance(app.screen, CommandPalette):
+            return False
+        found = app.screen.query_one(CommandList)
+        return any(text in str(found.get_option_at_index(i).prompt) for i in range(found.option_count))
+
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(f'default_source = "fast"\n[sources.fast]\nkind = "openai"\nbase_url = "{openai_server.url}"\n'
+                           'model = "m"\n[templates.fr]\nsystem = "Translate to French."\nprompt = "Translate: $input"\n')
+    openai_server.push(Script(tokens=["Bonjour"]), Script(tokens=["plain"]))
+    app = FastchatApp(load(config_file))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Template: fr")
+        await until(pilot, lambda: palette_offers(app, "Template: fr"))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.template is not None)
+        await pilot.press(*"good morning", "enter")
+        await until(pilot, lambda: app._turn is not None and app._turn.status == "complete")
+        app.set_template(None)
+        await pilot.press(*"again", "enter")
+        await until(pilot, lambda: len(openai_server.stream_requests()) == 2 and not app.streaming)
+    first, second = (r.json["messages"] for r in openai_server.stream_requests())
+    assert first == [{"role": "system", "content": "Translate to French."},
+                     {"role": "user", "content": "Translate: good morning"}]
+    assert second[-1] == {"role": "user", "content": "again"} and second[0]["content"] != "Translate to French."

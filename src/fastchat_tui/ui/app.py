@@ -24,9 +24,10 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerError
 
 from fastchat_tui.catalog import Catalog, Listing, ModelSpecError
-from fastchat_tui.config import Config
+from fastchat_tui.config import Config, Template
 from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
 from fastchat_tui.meter import live_summary, summary
+from fastchat_tui.progress import preparing_text
 from fastchat_tui.race import Race, race
 from fastchat_tui.router import fallback_text, hedge_text, status_text
 from fastchat_tui.session import SensitiveRefusal, Session
@@ -43,7 +44,7 @@ from fastchat_tui.ui.screens.source_picker import Pick, SourcePicker, unlisted
 from fastchat_tui.ui.themes import load_themes, remember_theme, remembered_theme
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
-from fastchat_tui.ui.widgets.status_bar import StatusBar, preparing_text
+from fastchat_tui.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
@@ -160,6 +161,8 @@ class FastchatApp(App[None]):
         """The descriptor of the terminal the chat draws on, while it runs on one (see :meth:`run_async`)."""
         self._turn: Turn | None = None
         self.think: bool | str | None = None
+        self.template: Template | None = None
+        """The ``[templates.NAME]`` every prompt goes through (palette *Template: NAME*), as ``-t`` does for ``ask``."""
         """The chat's thinking setting, sent with every prompt (``None``: each source's own)."""
         themes, self._theme_warnings = load_themes()
         for theme in themes:
@@ -356,6 +359,10 @@ class FastchatApp(App[None]):
         The chat's model and thinking setting, if any, go with it; while ``-m`` is being found, it waits.
         In compare mode it goes to every compared source at once instead (:meth:`compare_prompt`)."""
         self._fold_compare()
+        if self.template is not None:
+            prompt = shown = self.template.render(prompt)  # the transcript shows what the model is sent
+            if self.template.system is not None and (options is None or options.system is None):
+                options = replace(options or SendOptions(), system=self.template.system)
         self.chat.add_user(shown or prompt)
         if self.compare:
             self.compare_prompt(prompt, options or SendOptions())
@@ -559,6 +566,11 @@ class FastchatApp(App[None]):
         """Palette: thinking blocks expanded, or collapsed once the answer starts (the default), in every reply."""
         self.chat.thinking_expanded = not self.chat.thinking_expanded
         self.notify(f"Thinking blocks {'expanded' if self.chat.thinking_expanded else 'collapsed'}", timeout=3)
+
+    def set_template(self, name: str | None) -> None:
+        """Send every following prompt through ``[templates.NAME]`` (``None``: as typed)."""
+        self.template = self.config.templates[name] if name is not None else None
+        self.notify(f"Each prompt now goes through the template '{name}'." if name else "Prompts are sent as typed.")
 
     def set_thinking(self, name: str) -> None:
         """Switch thinking for this chat's prompts (a key of :data:`THINKING`); the status bar shows it."""
@@ -764,6 +776,12 @@ class FastchatApp(App[None]):
         yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off (F4)" if self.compare else
                             "Send each prompt to two to four sources at once, side by side (F4)", self.action_compare)
         yield bench_command(self)
+        for name in self.config.templates:
+            now = " (now)" if self.template is not None and self.template.name == name else ""
+            yield SystemCommand(f"Template: {name}{now}", "Send each prompt through this [templates] entry (as -t does)",
+                                partial(self.set_template, name))
+        if self.template is not None:
+            yield SystemCommand("Template: off", "Send prompts as typed", partial(self.set_template, None))
         for name, value in THINKING.items():
             now = " (now)" if value == self.think else ""
             yield SystemCommand(f"Thinking: {name}{now}", "Switch the model's reasoning for this chat's prompts",

@@ -8,8 +8,6 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
-from fastchat_tui.progress import preparing_text as preparing_text  # the one wording, shared with ask
-
 METER_SEPARATOR = " · "
 """How :mod:`fastchat_tui.meter` joins the parts of its summary."""
 METER_GAP = 2
