@@ -18,7 +18,7 @@ import pytest
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Attempt, Finished, Routed
 from fastchat_tui.meter import Meter
-from fastchat_tui.race import METRICS, ColumnEvent, Contender, Race, keep, race, rank
+from fastchat_tui.race import METRICS, ColumnEvent, Contender, Race, race, rank
 from fastchat_tui.routing import Route
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, TextDelta
@@ -302,7 +302,7 @@ async def test_the_kept_reply_becomes_the_conversations_answer_and_another_can_r
     assert sent == ["be brief", "question", "first answer", "and then?"]
 
     with pytest.raises(ValueError):
-        keep(session, Turn("q", status="cancelled"))
+        session.keep(Turn("q", status="cancelled"))
     await session.aclose()
 
 

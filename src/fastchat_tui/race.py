@@ -43,7 +43,6 @@ __all__ = [
     "Race",
     "Ranking",
     "Standing",
-    "keep",
     "race",
     "rank",
 ]
@@ -236,12 +235,6 @@ def race(
     a hedged request).
     """
     return Race(session, prompt, contenders, options, mode=mode, first=first)
-
-
-def keep(session: RaceSession, turn: Turn) -> None:
-    """Make ``turn`` the conversation's answer to its prompt (:meth:`Session.keep
-    <fastchat_tui.session.Session.keep>`). Raises ``ValueError`` for a turn without answer text."""
-    session.keep(turn)
 
 
 # -- the ranking ------------------------------------------------------------------------------
