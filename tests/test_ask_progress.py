@@ -20,7 +20,7 @@ from fastchat_tui.commands.ask import _Waiting
 from fastchat_tui.commands.common import StatusLine
 from fastchat_tui.progress import preparing_text
 from fastchat_tui.sources.base import Preparing
-from fastchat_tui.ui.widgets import status_bar
+from fastchat_tui.ui import app as chat_app
 from tests.pty_screen import BOUND_S, Screen
 from tests.replay import Case, ReplayServer
 
@@ -59,7 +59,7 @@ def env(tmp_path: Path, server: ReplayServer) -> dict[str, str]:
 
 
 def test_the_wait_is_worded_once_for_the_chat_and_ask():
-    assert status_bar.preparing_text is preparing_text  # the status bar's words are these
+    assert chat_app.preparing_text is preparing_text  # the chat's status bar shows these words
     assert preparing_text("loading", 3.2) == "loading model… 3 s"
     assert preparing_text("prompt", 5.0, 1200, 4000) == "reading prompt 1,200/4,000"
 
