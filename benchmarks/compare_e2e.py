@@ -33,13 +33,16 @@ import sys
 import tempfile
 import time
 from contextlib import aclosing
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import tui_e2e  # noqa: E402
 from corpus import tokens as corpus_tokens  # noqa: E402
+from tui_e2e import med, tmux  # noqa: E402
 
 TYPED = "QXJW"
 SESSION = "fastchat-compare-bench"
@@ -85,21 +88,8 @@ def last_chat(record: Path, n: int, timeout: float = 30.0) -> dict:
         time.sleep(0.005)
 
 
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
-
-
-def screen() -> str:
-    return tmux("capture-pane", "-p", "-t", SESSION)
-
-
-def wait_for(predicate, timeout: float = 30.0, poll: float = 0.002) -> float:
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        if predicate(screen()):
-            return time.perf_counter()
-        time.sleep(poll)
-    raise TimeoutError("screen never showed what was expected:\n" + screen())
+screen = partial(tui_e2e.screen, SESSION)
+wait_for = partial(tui_e2e.wait_for, session=SESSION)
 
 
 def wait_for_all(words: list[str], timeout: float = 60.0, poll: float = 0.002) -> dict[str, float]:
@@ -248,10 +238,6 @@ async def race_close_ms(scratch: Path, first: str, runs: int) -> list[float]:
             proc.terminate()
             proc.wait()
     return closes
-
-
-def med(values: list[float]) -> str:
-    return f"{statistics.median(values):8.1f} (min {min(values):.1f}, max {max(values):.1f})"
 
 
 def main() -> None:

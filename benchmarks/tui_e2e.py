@@ -62,17 +62,17 @@ def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
 
 
-def screen() -> str:
-    return tmux("capture-pane", "-p", "-t", SESSION)
+def screen(session: str = SESSION) -> str:
+    return tmux("capture-pane", "-p", "-t", session)
 
 
-def wait_for(predicate, timeout: float = 30.0, poll: float = 0.002) -> float:
+def wait_for(predicate, timeout: float = 30.0, poll: float = 0.002, session: str = SESSION) -> float:
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
-        if predicate(screen()):
+        if predicate(screen(session)):
             return time.perf_counter()
         time.sleep(poll)
-    raise TimeoutError("screen never showed what was expected:\n" + screen())
+    raise TimeoutError("screen never showed what was expected:\n" + screen(session))
 
 
 def cpu_seconds(pid: int) -> float:
