@@ -22,7 +22,7 @@ from fastchat_tui.sources.base import (
     SourceError,
     find_model,
 )
-from fastchat_tui.text import clean  # re-exported: the source modules clean what a server sends
+from fastchat_tui.text import clean
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig

@@ -62,7 +62,6 @@ from fastchat_tui.sources._util import (
     OverLimit,
     ThinkSplitter,
     TooDeep,
-    clean,
     count as _count,
     cut as _cut,
     excerpt as _excerpt,
@@ -89,6 +88,7 @@ from fastchat_tui.sources.base import (
     TextDelta,
     Usage,
 )
+from fastchat_tui.text import clean
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
