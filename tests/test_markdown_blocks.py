@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from markdown_it.token import Token
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.style import Style
 from textual.strip import Strip
 
@@ -357,3 +358,15 @@ def test_blocks_render_as_markdown_its_top_level_blocks(name: str) -> None:
     assert _blocks_drawn(whole) == expected
     for seed in range(5):
         assert _chunked(text, f"{name} {seed}") == whole, f"chunks seeded {name!r} {seed}"
+
+
+def test_the_shared_parser_gives_what_rich_s_own_markdown_gives() -> None:
+    """ChatMarkdown sets Markdown's attributes itself to reuse one parser: the same attributes, and
+    the same parse, as Rich's own constructor (a Rich that adds an attribute fails here, not on screen)."""
+    text = "".join(corpus.tokens(3000)) + "\n\n| a | b |\n|---|---|\n| 1 | ~~2~~ |\n"
+    ours, rich_own = ChatMarkdown(text, lambda code, info: code), Markdown(text)
+    assert set(vars(rich_own)) <= set(vars(ours))
+    assert {name: getattr(ours, name) for name in vars(rich_own) if name != "parsed"} == \
+        {name: value for name, value in vars(rich_own).items() if name != "parsed"}
+    assert [(t.type, t.tag, t.content) for t in ours.parsed] == [(t.type, t.tag, t.content) for t in rich_own.parsed]
+    assert any(t.type == "table_open" for t in ours.parsed)

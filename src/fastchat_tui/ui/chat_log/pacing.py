@@ -1,16 +1,25 @@
-"""When the next frame of streamed text may be drawn.
+"""When the next frame of streamed text may be drawn, and one clock that draws every transcript's.
 
 Drawing on every chunk would keep the event loop busy at 20,000 tok/s, and key presses
 would wait. Frames run at most `1 / FRAME_INTERVAL` times a second and are spaced out,
 down to `1 / SLOWEST_FRAME_INTERVAL`, while the process uses more than `CPU_TARGET` of
 a core.
+
+Every transcript of an app draws on the app's one `FrameClock`, so the columns of a
+comparison streaming at once draw in the same frame and the screen is composed once for
+all of them, not once for each at its own moment.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import perf_counter, process_time
+from weakref import WeakKeyDictionary
 
-__all__ = ["CPU_TARGET", "FRAME_INTERVAL", "SLOWEST_FRAME_INTERVAL", "FramePacer"]
+from textual.app import App
+from textual.timer import Timer
+
+__all__ = ["CPU_TARGET", "FRAME_INTERVAL", "SLOWEST_FRAME_INTERVAL", "FrameClock", "FramePacer"]
 
 FRAME_INTERVAL = 1 / 60
 """Shortest time between two frames of streamed text, in seconds."""
@@ -43,3 +52,57 @@ class FramePacer:
         else:
             self._interval = FRAME_INTERVAL
         self._last_frame, self._last_cpu = started, cpu
+
+
+_CLOCKS: WeakKeyDictionary[App[object], FrameClock] = WeakKeyDictionary()
+
+
+class FrameClock:
+    """Draws, in one frame, every transcript that has something new: paced by one `FramePacer`,
+    at once when one of them asks urgently (a reply ended, a block was toggled)."""
+
+    def __init__(self, app: App[object]) -> None:
+        self.app = app
+        self.pacer = FramePacer()
+        self._waiting: dict[Callable[[], None], None] = {}
+        """The draw callbacks of the next frame, in the order they asked (a dict: each once)."""
+        self._timer: Timer | None = None
+        self._queued = False
+        self.frames = 0
+        """Frames drawn so far (for tests and benchmarks)."""
+
+    @classmethod
+    def of(cls, app: App[object]) -> FrameClock:
+        """`app`'s clock, made when first asked for."""
+        clock = _CLOCKS.get(app)
+        if clock is None:
+            clock = _CLOCKS[app] = cls(app)
+        return clock
+
+    def request(self, draw: Callable[[], None], urgent: bool) -> None:
+        """Call `draw` in the next frame: right away if `urgent`, else when the pacer says."""
+        self._waiting[draw] = None
+        if self._queued:
+            return
+        if self._timer is not None:
+            if not urgent:
+                return
+            self._timer.stop()
+            self._timer = None
+        delay = 0.0 if urgent else self.pacer.delay()
+        if delay > 0:
+            self._timer = self.app.set_timer(delay, self._frame, name="chat-log-frame")
+        else:
+            self._queued = True
+            self.app.call_later(self._frame)
+
+    def _frame(self) -> None:
+        self._timer = None
+        self._queued = False
+        waiting = list(self._waiting)
+        self._waiting.clear()
+        if waiting:
+            self.frames += 1
+            self.pacer.frame_started(perf_counter())
+        for draw in waiting:
+            draw()

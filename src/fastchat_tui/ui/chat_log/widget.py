@@ -2,8 +2,9 @@
 
 Only the lines on screen are composed: each is looked up in the entry at that row, in
 the strip cache or, for a piece evicted from it, rendered again. Streamed text is drawn
-once per frame (see `pacing`). A change of width or theme re-renders entries in short
-slices, those on screen first, so a long transcript never freezes the app.
+once per frame, on the app's one frame clock (see `pacing`). A change of width or theme
+re-renders entries in short slices, those on screen first, so a long transcript never
+freezes the app.
 
 The log shows text and takes none: what is typed or pasted into it is posted as
 `ChatLog.Typed` for the app to put in the prompt. When the view stops following the
@@ -25,11 +26,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.timer import Timer
 
 from fastchat_tui.ui.chat_log.cache import StripCache
 from fastchat_tui.ui.chat_log.entries import FINISHED, Entry, PastMessage, ReplyEntry, Severity, TextEntry
-from fastchat_tui.ui.chat_log.pacing import FramePacer
+from fastchat_tui.ui.chat_log.pacing import FrameClock
 from fastchat_tui.ui.chat_log.render import Renderer, RenderStats, warm_lexers
 
 __all__ = ["ChatLog"]
@@ -154,10 +154,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._dirty: dict[int, Entry] = {}
         self._stale: set[int] = set()
         self._following = True
-        self._frame_timer: Timer | None = None
-        self._frame_queued = False
         self._reflow_queued = False
-        self._pacer = FramePacer()
         self._pass = _LinePass(0, Style(), None, Style(), None, 0)
         self._unseen = False
         """New text came while the view was not following."""
@@ -391,29 +388,17 @@ class ChatLog(ScrollView, can_focus=True):
             self.call_later(self._current_renderer)
 
     def _request_frame(self, urgent: bool) -> None:
-        """Schedule a frame: right away if urgent, else at the frame rate."""
-        if not self.is_mounted or self._frame_queued:
-            return
-        if self._frame_timer is not None:
-            if not urgent:
-                return
-            self._frame_timer.stop()
-            self._frame_timer = None
-        delay = 0.0 if urgent else self._pacer.delay()
-        if delay > 0:
-            self._frame_timer = self.set_timer(delay, self._run_frame, name="chat-log-frame")
-        else:
-            self._frame_queued = True
-            self.call_later(self._run_frame)
+        """Draw what changed in the app's next frame: right away if urgent, else at the frame rate."""
+        if self.is_mounted:
+            FrameClock.of(self.app).request(self._run_frame, urgent)
 
     def _run_frame(self) -> None:
-        self._frame_timer = None
-        self._frame_queued = False
+        if not self.is_attached:
+            return
         renderer = self._current_renderer()
         if renderer is None or not self._dirty:
             return
         started = perf_counter()
-        self._pacer.frame_started(started)
         dirty = sorted(self._dirty)
         self._dirty.clear()
         for index in dirty:

@@ -1,0 +1,69 @@
+"""One frame clock per app: transcripts streaming at once draw in the same frame, and Textual's own
+screen clock runs at 120 Hz so it adds little to each frame's wait."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+
+from fastchat_tui.ui.chat_log import ChatLog
+from fastchat_tui.ui.chat_log.pacing import FrameClock
+from tests.test_chat_log import drawn
+
+
+class TwoLogs(App[None]):
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield ChatLog(id="a")
+            yield ChatLog(id="b")
+
+
+async def test_two_transcripts_streaming_at_once_draw_in_one_frame() -> None:
+    app = TwoLogs()
+    async with app.run_test(size=(120, 30)) as pilot:
+        a, b = app.query_one("#a", ChatLog), app.query_one("#b", ChatLog)
+        replies = a.start_reply("a"), b.start_reply("b")
+        await drawn(pilot, a)
+        await drawn(pilot, b)
+        clock = FrameClock.of(app)
+        frames, drawn_a, drawn_b = clock.frames, a.render_stats.frames, b.render_stats.frames
+        for reply in replies:
+            reply.append("Some **streamed** text.\n\nAnd more")
+        await drawn(pilot, a)
+        await drawn(pilot, b)
+        assert (a.render_stats.frames - drawn_a, b.render_stats.frames - drawn_b) == (1, 1)
+        assert clock.frames - frames == 1
+
+
+async def test_a_reply_that_ends_draws_the_other_transcripts_waiting_text_in_its_frame() -> None:
+    app = TwoLogs()
+    async with app.run_test(size=(120, 30)) as pilot:
+        a, b = app.query_one("#a", ChatLog), app.query_one("#b", ChatLog)
+        first, second = a.start_reply("a"), b.start_reply("b")
+        first.append("text")
+        second.append("text")
+        await drawn(pilot, a)
+        await drawn(pilot, b)
+        clock = FrameClock.of(app)
+        frames = clock.frames
+        second.append(" that waits for the pacer")
+        first.finish()  # urgent: drawn at once, and the other log's new text with it
+        await drawn(pilot, a)
+        await drawn(pilot, b)
+        assert clock.frames - frames == 1
+        assert "waits for the pacer" in "\n".join(b.render_line(y).text for y in range(b.size.height))
+
+
+def _max_fps(env: dict[str, str]) -> str:
+    code = "import fastchat_tui.ui.app, textual.constants as c; print(c.MAX_FPS)"
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_app_composes_the_screen_at_120_hz_unless_the_user_chose_a_rate() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"}
+    assert _max_fps(env) == "120"
+    assert _max_fps({**env, "TEXTUAL_FPS": "30"}) == "30"
