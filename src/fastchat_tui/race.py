@@ -68,6 +68,9 @@ class Contender:
     source: str
     model: str | None = None
     route: Route | None = None
+    allow_sensitive: bool = False
+    """The user confirmed sending this prompt to this column's source although it looks sensitive (the chat's
+    dialog after the column was refused): for this comparison and its retries, never the next prompt."""
 
     def label(self, config: Config) -> str:
         """``fast · llama-3.3-70b``: the source and the model the column asks."""
@@ -109,6 +112,7 @@ class Race:
         *,
         mode: Mode = "compare",
         first: First = "finish",
+        replacing: Turn | None = None,
     ) -> None:
         if not contenders:
             raise ValueError("a race needs at least one source")
@@ -130,6 +134,9 @@ class Race:
         """In ``"race"`` mode, the column that won; ``None`` until one did (or when none could)."""
         self.kept: int | None = None
         """The column whose reply is the conversation's answer (:meth:`keep`)."""
+        self.replacing = replacing
+        """The reply kept before for this prompt, by the comparison this race sends again (the chat's Ctrl+R): the
+        first reply this race keeps takes its place in the conversation."""
         self._finished = [False] * len(self.contenders)
         self._merge: Merge[SessionEvent, ColumnEvent] = Merge(
             [partial(session.stream, prompt, self.options_for(index)) for index in range(len(self.contenders))],
@@ -141,10 +148,12 @@ class Race:
         return [contender.label(self.session.config) for contender in self.contenders]
 
     def options_for(self, column: int) -> SendOptions:
-        """How ``column``'s request is sent: the race's options with the column's source, model and route,
-        filed under the race's :attr:`group`, and never remembered (:meth:`keep` chooses the answer)."""
+        """How ``column``'s request is sent: the race's options with the column's source, model, route and
+        sensitive-prompt allowance, filed under the race's :attr:`group`, and never remembered (:meth:`keep`
+        chooses the answer)."""
         contender = self.contenders[column]
         return replace(self.options, source=contender.source, model=contender.model, route=contender.route,
+                       allow_sensitive=self.options.allow_sensitive or contender.allow_sensitive,
                        remember=False, group=self.group)
 
     # -- running ----------------------------------------------------------------------------
@@ -203,16 +212,16 @@ class Race:
         return rank(turns, self.session.config, contenders=self.contenders)
 
     def keep(self, column: int) -> Turn:
-        """Make ``column``'s reply the conversation's answer, in place of the one kept before (if any), through
-        :meth:`Session.keep <fastchat_tui.session.Session.keep>`: history marks it the kept reply of the
-        prompt and the other columns' its alternatives.
+        """Make ``column``'s reply the conversation's answer, in place of the one kept before (another column's,
+        else :attr:`replacing`, if any), through :meth:`Session.keep <fastchat_tui.session.Session.keep>`:
+        history marks it the kept reply of the prompt and the other columns' its alternatives.
 
         Raises ``ValueError`` while the column streams or when it has no answer."""
         turn = self.turns[column]
         if turn is None or not turn.ended or not turn.answered:
             raise ValueError(f"column {column + 1} has no finished answer to keep")
         if self.kept != column:
-            previous = self.turns[self.kept] if self.kept is not None else None
+            previous = self.turns[self.kept] if self.kept is not None else self.replacing
             self.session.keep(turn, instead_of=previous)
         self.kept = column
         return turn
@@ -226,15 +235,16 @@ def race(
     *,
     mode: Mode = "compare",
     first: First = "finish",
+    replacing: Turn | None = None,
 ) -> Race:
     """Send ``prompt`` to every contender (a source name, a ``(source, model)`` pair or a :class:`Contender`)
     at once with ``options`` (each column with its own source; see :meth:`Race.options_for`).
 
     ``mode="compare"`` lets every column run to its end; ``mode="race"`` cancels the others as soon as one
     column finishes with an answer (``first="finish"``) or streams its first token (``first="token"``:
-    a hedged request).
+    a hedged request). ``replacing``: the reply kept before for this prompt (see :attr:`Race.replacing`).
     """
-    return Race(session, prompt, contenders, options, mode=mode, first=first)
+    return Race(session, prompt, contenders, options, mode=mode, first=first, replacing=replacing)
 
 
 # -- the ranking ------------------------------------------------------------------------------

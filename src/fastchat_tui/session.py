@@ -216,7 +216,7 @@ class Session:
         self.messages = self._system() + stored
         self.recorder.chat_id = chat_id
 
-    def _retract(self, turn: Turn) -> None:
+    def retract(self, turn: Turn) -> None:
         """Take ``turn`` back out of the context (before retrying it, or keeping another reply), so no text
         is sent twice."""
         if self.messages[-2:] == [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]:
@@ -233,7 +233,7 @@ class Session:
         if not turn.answered:
             raise ValueError("a reply without answer text cannot be kept")
         if instead_of is not None:
-            self._retract(instead_of)
+            self.retract(instead_of)
         self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
         if self.recorder:
             self.recorder.kept(turn)
@@ -288,7 +288,7 @@ class Session:
 
         ``allow_sensitive``: the user confirmed sending this prompt although it looks sensitive (the chat's
         dialog after a :class:`SensitiveRefusal`); it holds for this request and its retries, never the next prompt."""
-        self._retract(turn)
+        self.retract(turn)
         if source is not None:
             options = replace(turn.options, source=source, route=None, group=None)
         else:  # a new reply of its own, not another alternative of a race's or a hedge's prompt

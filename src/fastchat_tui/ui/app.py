@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
@@ -31,9 +31,9 @@ from fastchat_tui.progress import preparing_text
 from fastchat_tui.race import Race, race
 from fastchat_tui.router import fallback_text, hedge_text, status_text
 from fastchat_tui.session import SensitiveRefusal, Session
-from fastchat_tui.sources.base import ErrorKind, ModelChosen, Preparing, Probe, ReasoningDelta, TextDelta
+from fastchat_tui.sources.base import ErrorKind, ModelChosen, Preparing, Probe, ReasoningDelta, SourceError, TextDelta
 from fastchat_tui.turn import ENDED_NORMALLY, SendOptions, Turn
-from fastchat_tui.ui.chat_log import ChatLog, CompareView, PastMessage, ReplyEntry, ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.chat_log import ChatLog, CompareView, PastMessage, ReplyEntry, ReplyStatus, Severity, ThinkingFigures
 from fastchat_tui.ui.chat_log.compare import ranking_line
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.compare_picker import ComparePicker, pick_label
@@ -155,6 +155,11 @@ class FastchatApp(App[None]):
         """The last comparison's sources: marked when the compare picker opens again."""
         self.compare_view: CompareView | None = None
         """The last compare turn, shown under its prompt until the next prompt is sent."""
+        self._declined: frozenset[str] = frozenset()
+        """Sources whose key prompt or sensitive-prompt dialog the user cancelled for the comparison on screen,
+        which was sent again for the others: not asked about again for it."""
+        self._asking = False
+        """Those dialogs are open, one after the other: the comparison is not retried meanwhile."""
         self._hedged: Hedged | None = None
         """How auto mode hedged the reply streaming now (``[router] hedge``), if it did."""
         self._terminal: int | None = None
@@ -480,34 +485,50 @@ class FastchatApp(App[None]):
             self.chat.add_notice("cancelled before the first token", "warning")
         self.status.show(meter=summary(reading, status, turn.end_note) if reading else status)
         self.refresh_bindings()  # lights Ctrl+R Retry in the footer: the hint that covers nothing
-        if turn.failed_with(ErrorKind.AUTH):
-            self._ask_for_key(turn)
-        if isinstance(turn.error, SensitiveRefusal):
-            self._confirm_sensitive(turn, turn.error)
+        if (rejected := turn.failed_with(ErrorKind.AUTH)) is not None:
+            source = rejected.source
 
-    def _confirm_sensitive(self, turn: Turn, refusal: SensitiveRefusal) -> None:
+            def keyed(note: str | None) -> None:
+                if note is not None:
+                    self.chat.add_notice(note, "information")
+                    self._follow(self.session.retry(turn, source=source))
+
+            self._ask_for_key(rejected, keyed)
+        if isinstance(turn.error, SensitiveRefusal):
+            refusal = turn.error
+
+            def confirmed(note: str | None) -> None:
+                if note is not None:
+                    self.chat.add_notice(note, "warning")
+                    self._follow(self.session.retry(turn, source=refusal.source, allow_sensitive=True))
+
+            self._confirm_sensitive(refusal, confirmed)
+
+    def _confirm_sensitive(self, refusal: SensitiveRefusal, then: Callable[[str | None], None]) -> None:
         """The session kept a prompt that looks sensitive from a source that is not private (chosen by hand,
-        or the default): say what was found and offer to send it there anyway, for this request only."""
+        or the default): say what was found and offer to send it there anyway, for this request only.
+        ``then`` hears the line that says so when the user confirmed (the caller shows it and sends the
+        request again, allowed), ``None`` when not."""
 
         def answered(send: bool | None) -> None:
-            if send:
-                self.chat.add_notice(f"sending to {refusal.source} this once, as confirmed", "warning")
-                self._follow(self.session.retry(turn, source=refusal.source, allow_sensitive=True))
+            then(f"sending to {refusal.source} this once, as confirmed" if send else None)
 
         self.push_screen(ConfirmSensitive(refusal.source, [refusal.finding]), answered)
 
-    def _ask_for_key(self, turn: Turn) -> None:
-        """A source rejected its key (or had none): ask for one, use it from now on (saved in the keyring
-        if the user chooses and one is usable, else for this session only), retry there."""
+    def _ask_for_key(self, rejected: SourceError, then: Callable[[str | None], None]) -> bool:
+        """A source rejected its key (or had none): ask for one and use it from now on (saved in the keyring
+        if the user chooses and one is usable, else for this session only). ``then`` hears the line that
+        says where the key is kept once it is in use (the caller shows it and retries there), ``None`` when
+        the user cancelled. False (nothing asked) for a source that takes no key."""
         from fastchat_tui import keys
 
-        rejected = turn.failed_with(ErrorKind.AUTH)
-        spec = self.config.sources.get(rejected.source if rejected else "")
-        if rejected is None or spec is None or spec.kind != "openai":
-            return
+        spec = self.config.sources.get(rejected.source or "")
+        if spec is None or spec.kind != "openai":
+            return False
 
         def entered(key: str | None) -> None:
             if not key:
+                then(None)
                 return
             self.session_keys.use(spec.name, key)
             kept = "kept for this session only"
@@ -519,18 +540,24 @@ class FastchatApp(App[None]):
                     self.notify(f"The key was not saved: {exc}", severity="warning", timeout=15)
             self.session.forget_source(spec.name)  # the warm client was built with the old key (or none)
             self.catalog.forget(spec.name)  # and what it said with that key
-            self.chat.add_notice(f"key for {spec.name} {kept}; retrying", "information")
-            self._follow(self.session.retry(turn, source=spec.name))
+            then(f"key for {spec.name} {kept}; retrying")
 
         prompt = KeyPrompt(spec.name, rejected=bool(self.session.key_lookup(spec)), status=rejected.status or 401,
                            env_var=spec.api_key_env, keyring_problem=keys.keyring_problem())
         self.push_screen(prompt, entered)
+        return True
 
     def action_retry(self) -> None:
         """Send the last prompt again after a reply that failed, was cut, gave no answer or stopped at the
-        token limit: on the next source of its route if any, with the same options."""
+        token limit: on the next source of its route if any, with the same options. After a comparison
+        where a column ended so, the comparison again (:meth:`_compare_again`)."""
+        if self.streaming:
+            return
+        if (compared := self._retryable_compare()) is not None:
+            self._compare_again(compared)
+            return
         turn = self._retryable()
-        if self.streaming or turn is None:
+        if turn is None:
             return
         events = self.session.retry(turn)
         limit = " with the same max_tokens (raise it in the config for a longer reply)" if turn.status == "truncated" else ""
@@ -582,11 +609,20 @@ class FastchatApp(App[None]):
         turn = self._turn
         return turn if turn is not None and turn.status in RETRIED else None
 
+    def _retryable_compare(self) -> Race | None:
+        """The race of the comparison on screen, once it has settled, if one of its columns ended in a way Ctrl+R
+        retries (:data:`RETRIED`) and no dialog about its refused columns is open."""
+        view = self.compare_view
+        the_race = view.race if view is not None and view.settled and not self._asking else None
+        if the_race is None or not any(turn is not None and turn.status in RETRIED for turn in the_race.turns):
+            return None
+        return the_race
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_thinking":
             return self.chat.has_thinking  # shown in the footer once a reply has a thinking block
-        if action == "retry":
-            return True if self._retryable() else None  # lit in the footer while there is a reply to retry, else dim
+        if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim
+            return True if self._retryable() or self._retryable_compare() else None
         return True
 
     def action_cancel_reply(self) -> None:
@@ -630,13 +666,43 @@ class FastchatApp(App[None]):
         user keeps another (keys 1-4 in the view)."""
         if self.think is not None:
             options = replace(options, think=self.think)
-        the_race = race(self.session, prompt, [(pick.source, pick.model) for pick in self.compare], options)
+        return self._start_compare(race(self.session, prompt, [(pick.source, pick.model) for pick in self.compare],
+                                        options))
+
+    def _start_compare(self, the_race: Race, declined: frozenset[str] = frozenset()) -> CompareView:
+        """Show ``the_race`` as the compare turn under its prompt and run it (``declined``: see :attr:`_declined`)."""
         view = self.show_compare(CompareView.of(the_race, follow=False))
-        self._turn = None  # Ctrl+R retries one reply, not a comparison
+        self._declined = declined
+        self._turn = None  # Ctrl+R now retries the comparison, not the reply before it
         self._reply_worker = self.run_worker(self._run_race(the_race, view), group="reply", exclusive=True)
         self.status.show(route="", meter="")
         self.refresh_bindings()
         return view
+
+    def _compare_again(self, old: Race, *, confirmed: Collection[str] = (), declined: frozenset[str] = frozenset(),
+                       notes: Sequence[tuple[str, Severity]] = ()) -> None:
+        """Send a comparison's prompt again to every one of its columns, with the same picks and options, as a new
+        compare turn: its replies are ranked like for like, which one column sent again could not be against
+        replies made earlier. The turn before folds into the transcript and stays in history.
+
+        The reply the conversation kept of it leaves the context first, so the columns see the conversation the
+        first ones saw; the new comparison's kept reply takes its place, and when it keeps none, that reply goes
+        back (:meth:`on_compare_view_ended`). ``confirmed``: sources the user let this sensitive prompt go to
+        (for it and its retries only); ``declined``: sources whose dialog the user cancelled; ``notes``: what the
+        dialogs' answers did, said under the turn before."""
+        answer = old.turns[old.kept] if old.kept is not None else old.replacing
+        if answer is not None:
+            self.session.retract(answer)
+        contenders = [replace(contender, allow_sensitive=True) if contender.source in confirmed else contender
+                      for contender in old.contenders]
+        limit = " with the same max_tokens (raise it in the config for a longer reply)" if any(
+            turn is not None and turn.status == "truncated" for turn in old.turns) else ""
+        replaces = "; the reply it keeps takes the place of the one kept above" if answer is not None else ""
+        self._fold_compare()
+        for note, severity in notes:
+            self.chat.add_notice(note, severity)
+        self.chat.add_notice(f"retrying the comparison on {', '.join(old.labels)}{limit}{replaces}", "information")
+        self._start_compare(race(self.session, old.prompt, contenders, old.options, replacing=answer), declined)
 
     def show_compare(self, view: CompareView) -> CompareView:
         """Show a compare turn in the transcript, under its prompt: the log above keeps its last lines."""
@@ -659,9 +725,64 @@ class FastchatApp(App[None]):
             self.status.show(meter=f"kept: {message.column + 1} {message.turn.source}")
 
     def on_compare_view_ended(self, message: CompareView.Ended) -> None:
-        if message.view is self.compare_view and message.view.kept is None:
-            self.status.show(meter="no reply to keep")
+        """A comparison has settled: with no reply to keep, a comparison sent again gives the conversation back the
+        reply kept before (:meth:`_compare_again`); then the dialogs for its refused columns, if any."""
+        view = message.view
+        if view is not self.compare_view:
+            self.refresh_bindings()
+            return
+        earlier = view.race.replacing if view.race is not None else None
+        if view.kept is None:
+            if earlier is not None:
+                self.session.keep(earlier)
+            self.status.show(meter="no new reply to keep: the one kept before stays" if earlier else "no reply to keep")
         self.refresh_bindings()
+        if view.race is not None:
+            self._ask_about_refusals(view, view.race)
+
+    def _ask_about_refusals(self, view: CompareView, the_race: Race) -> None:
+        """Columns that failed for want of a usable key, or were refused a sensitive prompt for a source that is not
+        private, get what the single-reply chat gives them: the key prompt, the confirm dialog. One dialog per
+        source, one after the other (each source is its own decision: the user may trust one provider with the
+        prompt and not another); once all are answered, if the user gave a key or confirmed, the comparison is
+        sent again, every column, with that allowance for this request only."""
+        refused: dict[str, SourceError] = {}
+        for turn in the_race.turns:
+            if turn is None:
+                continue
+            error = turn.error if isinstance(turn.error, SensitiveRefusal) else turn.failed_with(ErrorKind.AUTH)
+            if error is not None and error.source and error.source not in self._declined:
+                refused.setdefault(error.source, error)
+        if not refused:
+            return
+        waiting = list(refused)
+        notes: dict[str, tuple[str, Severity]] = {}  # the sources the user gave a key for or confirmed: what it did
+        self._asking = True
+        self.refresh_bindings()
+
+        def answered(source: str, note: str | None) -> None:
+            if note is not None:
+                notes[source] = (note, "warning" if isinstance(refused[source], SensitiveRefusal) else "information")
+            ask_next()
+
+        def ask_next() -> None:
+            while waiting:
+                source = waiting.pop(0)
+                error = refused[source]
+                if isinstance(error, SensitiveRefusal):
+                    self._confirm_sensitive(error, partial(answered, source))
+                    return
+                if self._ask_for_key(error, partial(answered, source)):
+                    return  # else a source that takes no key: its error line says what to do
+            self._asking = False
+            if notes and view is self.compare_view:
+                confirmed = [source for source in notes if isinstance(refused[source], SensitiveRefusal)]
+                self._compare_again(the_race, confirmed=confirmed, declined=self._declined | (refused.keys() - notes.keys()),
+                                    notes=list(notes.values()))
+            else:
+                self.refresh_bindings()
+
+        ask_next()
 
     def _fold_compare(self) -> None:
         """The last compare turn leaves the screen for the transcript: its kept reply as the conversation's, then
@@ -681,7 +802,10 @@ class FastchatApp(App[None]):
                 entry.show_thinking(ThinkingFigures.of(reading))
             entry.finish(column.reply.status, turn.error.shown if turn.error else turn.end_note)
         if view.ranking is not None:
-            alternatives = "the others are in history as alternatives" if turn is not None else "no reply kept"
+            if turn is not None:
+                alternatives = "the others are in history as alternatives"
+            else:
+                alternatives = "the reply kept before stays" if view.race and view.race.replacing else "no reply kept"
             self.chat.add_notice(f"compared {ranking_line(view.ranking)}; {alternatives}")
 
     def _drop_compare(self) -> CompareView | None:
