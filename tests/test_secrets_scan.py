@@ -349,3 +349,32 @@ def test_scan_text_over_a_megabyte_of_mixed_text_takes_a_few_seconds_at_most() -
     started = time.perf_counter()
     assert SCANNER.scan_text(text, "the prompt") is None
     assert time.perf_counter() - started < 3.0
+
+
+class _Counting(Scanner):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scans = 0
+
+    def _scan(self, text: str, where: str) -> Finding | None:
+        self.scans += 1
+        return super()._scan(text, where)
+
+
+def test_a_long_text_scanned_again_is_not_scanned_again_and_gives_the_same_finding() -> None:
+    """Every prompt scans the whole conversation before it (find_sensitive's history): a long earlier
+    message's finding is remembered, so a conversation of long replies does not cost more with each prompt."""
+    scanner = _Counting()
+    clean = "a plain line of text\n" * 500
+    leaky = clean + "token = ghp_" + "a1B2c3D4e5" * 4 + "\n"
+    first = [scanner.scan_text(text, "an earlier message") for text in (clean, leaky)]
+    again = [scanner.scan_text(text, "an earlier message") for text in (clean, leaky)]
+    assert first[0] is None and first[1] is not None and "line 501" in first[1].where
+    assert again == first
+    assert scanner.scans == 2
+    assert scanner.scan_text(leaky, "the prompt") is not None and scanner.scans == 3  # where it is said: its own key
+    assert scanner.scan_text(clean + "x", "an earlier message") is None and scanner.scans == 4
+    short = "password = hunter2hunter2"
+    scanner.scan_text(short, "the prompt")
+    scanner.scan_text(short, "the prompt")
+    assert scanner.scans == 6  # short texts are cheap to scan: not remembered

@@ -17,10 +17,10 @@ from fastchat_tui.ui.chat_log.render import BLANK, Renderer
 
 __all__ = ["BLANK_PIECE", "CACHE_LINES", "CACHE_PIECES", "Piece", "StripCache"]
 
-CACHE_LINES = 600
-"""Rendered lines of finished content kept in memory..."""
-CACHE_PIECES = 256
-"""...unless fewer pieces than this hold them (a screen never shows more)."""
+CACHE_LINES = 200
+"""Rendered lines of finished content kept in memory (four screens of 50 lines)..."""
+CACHE_PIECES = 64
+"""...unless fewer pieces than this hold them (a screen of 50 lines never shows more)."""
 
 
 class Piece:

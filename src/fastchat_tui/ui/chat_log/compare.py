@@ -40,7 +40,7 @@ from fastchat_tui.race import METRIC_NAMES, METRICS, WINNER_MARK, ColumnEvent, R
 from fastchat_tui.router import fallback_text
 from fastchat_tui.sources.base import ReasoningDelta, TextDelta
 from fastchat_tui.turn import ENDED_NORMALLY, Turn
-from fastchat_tui.ui.chat_log.entries import ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.chat_log.entries import ReplyEntry, ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.chat_log.widget import ChatLog
 
 __all__ = ["MAX_COLUMNS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable", "ranking_line"]
@@ -142,6 +142,13 @@ class CompareColumn(Vertical):
         else:
             self._summary = "cancelled before the first token" if status == "cancelled" else "no reply"
         self._line()
+
+    def release(self) -> None:
+        """Let go of the reply, its lines and its turn: the view has left the screen, and what it showed is in
+        the transcript and in history. (An unattached empty reply takes the place of the old one.)"""
+        self.chat.clear()
+        self.reply = ReplyEntry(self.reply.label)
+        self.turn = None
 
     def settle(self, cost: str | None, kept: bool) -> None:
         """After every column ended: the reply's cost (if priced) and whether it is the kept one."""
@@ -283,6 +290,15 @@ class CompareView(Widget):
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < STACK_BELOW, "-stacked")
+
+    def on_unmount(self) -> None:
+        """Removed (folded into the transcript, or its chat left): let go of every column's reply and turn, and
+        the race, now. Widgets hold one another, so a removed view is freed only by the garbage collector's
+        next full pass, and until then it kept each reply twice over: 130 MB more after twelve pairs of
+        10,000-token replies (benchmarks/long_session.py)."""
+        for column in self.columns:
+            column.release()
+        self.race = None
 
     @property
     def streaming(self) -> bool:

@@ -67,9 +67,13 @@ class Flow:
     @property
     def text(self) -> str:
         """The text received so far."""
+        self._join()
+        return self._parts[0] if self._parts else ""
+
+    def _join(self) -> None:
+        """Keep the text as one string, not as the thousands of chunks it came in."""
         if len(self._parts) > 1:
             self._parts[:] = ["".join(self._parts)]
-        return self._parts[0] if self._parts else ""
 
     @property
     def pending(self) -> bool:
@@ -83,6 +87,7 @@ class Flow:
     def close(self) -> None:
         """No more text comes: the tail is a finished block on the next render."""
         self._closing = True
+        self._join()
 
     def _consume(self) -> list[Block]:
         """Feed pending text to the splitter; return the blocks it finished."""

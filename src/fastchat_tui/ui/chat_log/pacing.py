@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from time import perf_counter, process_time
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from textual.app import App
@@ -54,14 +55,14 @@ class FramePacer:
         self._last_frame, self._last_cpu = started, cpu
 
 
-_CLOCKS: WeakKeyDictionary[App[object], FrameClock] = WeakKeyDictionary()
+_CLOCKS: WeakKeyDictionary[App[Any], FrameClock] = WeakKeyDictionary()
 
 
 class FrameClock:
     """Draws, in one frame, every transcript that has something new: paced by one `FramePacer`,
     at once when one of them asks urgently (a reply ended, a block was toggled)."""
 
-    def __init__(self, app: App[object]) -> None:
+    def __init__(self, app: App[Any]) -> None:
         self.app = app
         self.pacer = FramePacer()
         self._waiting: dict[Callable[[], None], None] = {}
@@ -72,7 +73,7 @@ class FrameClock:
         """Frames drawn so far (for tests and benchmarks)."""
 
     @classmethod
-    def of(cls, app: App[object]) -> FrameClock:
+    def of(cls, app: App[Any]) -> FrameClock:
         """`app`'s clock, made when first asked for."""
         clock = _CLOCKS.get(app)
         if clock is None:
