@@ -565,3 +565,24 @@ async def test_text_typed_or_pasted_into_the_log_is_handed_on() -> None:
         app.post_message(events.Paste("pasted\ntext"))
         await pilot.pause()
         assert app.typed == ["h", "i", " ", "pasted\ntext"]
+
+
+async def test_a_long_reply_put_in_whole_is_drawn_a_slice_a_frame() -> None:
+    """A 10,000-token reply added at once (a comparison's kept reply folded into the transcript) rendered in
+    one frame for 60-240 ms while keys waited; its blocks now go a slice a frame, in order, to the same end."""
+    reply = corpus.text(10_000)
+    app = LogApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        log = app.query_one(ChatLog)
+        await drawn(pilot, log)
+        frames = log.render_stats.frames
+        entry = log.start_reply("kept")
+        entry.append(reply)
+        entry.finish()
+        await drawn(pilot, log)
+        assert log.render_stats.frames - frames > 3
+        assert not entry.drawing
+        assert log.render_stats.block_renders >= block_count(reply)
+        whole = transcript(log)
+        assert whole[0] == "kept" and whole[1] == reply.split("\n")[0][2:]
+        assert reply.rstrip().split("\n")[-1].strip("*_` ")[-20:] in "\n".join(whole[-6:])

@@ -125,6 +125,8 @@ async def test_a_prompt_goes_to_every_source_and_the_kept_reply_goes_on(tmp_path
         await send(pilot, "and then?")  # compare mode stays on: both get it, with the kept answer only
         view2 = await settled(pilot, app)
         assert view2 is not view and not view.is_attached
+        # Removed, the old view let go of its replies, turns and race at once (not at the collector's next full pass).
+        assert view.race is None and all(column.turn is None and not column.reply.text for column in view.columns)
         for server in (fast, slow):
             assert sent_messages(server)[-3:] == [{"role": "user", "content": "hello"},
                                                   {"role": "assistant", "content": FAST_REPLY},

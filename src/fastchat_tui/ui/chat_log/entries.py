@@ -111,11 +111,17 @@ class Entry:
         self.piece_starts.append(self.settled_height)
         self.settled_height += 1
 
+    @property
+    def drawing(self) -> bool:
+        """Whether the entry still has finished text to render (see `Flow.render`): it needs another frame."""
+        return False
+
     def estimate(self, width: int) -> int:
         raise NotImplementedError
 
-    def render(self, renderer: Renderer, cache: StripCache | None) -> None:
-        """Render the whole entry; keep the strips in `cache` if there is one."""
+    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None) -> None:
+        """Render the whole entry; keep the strips in `cache` if there is one. An entry that can (a reply)
+        stops rendering at `deadline` and goes on in its next `advance`."""
         raise NotImplementedError
 
 
@@ -143,7 +149,7 @@ class TextEntry(Entry):
     def estimate(self, width: int) -> int:
         return _estimate_lines(self.text, width) + (self.header is not None) + 1
 
-    def render(self, renderer: Renderer, cache: StripCache | None) -> None:
+    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None) -> None:
         self._reset(renderer)
         if self.header is not None:
             label, component = self.header
@@ -398,29 +404,34 @@ class ReplyEntry(Entry):
             lines = 1 + (_estimate_lines(thinking.flow.text, width) + 1 if thinking.expanded else 0)
         return lines + _estimate_lines(self.text, width) + 2 + (self._ending() is not None)
 
-    def render(self, renderer: Renderer, cache: StripCache | None) -> None:
+    @property
+    def drawing(self) -> bool:
+        thinking = self._thinking
+        return self._answer.drawing or (thinking is not None and thinking.expanded and thinking.flow.drawing)
+
+    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None) -> None:
         self._reset(renderer)
         self._rebuild = False
         self._label_piece = None
         thinking = self._thinking
         if thinking is not None and thinking.expanded:
-            thinking.flow.render(renderer, cache)
-        self._answer.render(renderer, cache)
+            thinking.flow.render(renderer, cache, deadline=deadline)
+        self._answer.render(renderer, cache, deadline=deadline)
         self._layout(renderer, cache)
 
-    def advance(self, renderer: Renderer, cache: StripCache) -> None:
-        """Render what arrived since the last frame."""
+    def advance(self, renderer: Renderer, cache: StripCache, deadline: float | None = None) -> None:
+        """Render what arrived since the last frame (and, until `deadline`, what a whole render left)."""
         if self._rebuild:
-            self.render(renderer, cache)
+            self.render(renderer, cache, deadline)
             return
         thinking = self._thinking
         if thinking is not None and thinking.expanded:
             flow = thinking.flow
             if flow.key != renderer.key:  # made at another width, or never (it was collapsed)
-                flow.render(renderer, cache)
+                flow.render(renderer, cache, deadline=deadline)
             else:
-                flow.advance(renderer, cache)
-        self._answer.advance(renderer, cache)
+                flow.advance(renderer, cache, deadline=deadline)
+        self._answer.advance(renderer, cache, deadline=deadline)
         self._layout(renderer, cache)
 
     def _layout(self, renderer: Renderer, cache: StripCache | None) -> None:

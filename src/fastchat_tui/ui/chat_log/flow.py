@@ -3,14 +3,18 @@
 Text is fed to a `BlockSplitter`; each block it finishes is rendered once and kept as a
 piece (its strips go to the cache while it is on screen), and only the unfinished tail is
 rendered again, as live lines, when more text came. An open code fence draws its completed
-lines in chunks, so a long fence costs time in proportion to new text. A reply has one flow
-for its answer and, when the model reasons, one for its thinking.
+lines in chunks, so a long fence costs time in proportion to new text. A flow rendered whole
+(a long reply put in the transcript at once, a new width) renders its blocks a slice per
+frame, so even a 10,000-token reply never holds the app up longer than a frame. A reply has
+one flow for its answer and, when the model reasons, one for its thinking.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from functools import partial
+from time import perf_counter
 
 from textual.strip import Strip
 
@@ -63,6 +67,8 @@ class Flow:
         """Key of the renderer the pieces were made with (None: never)."""
         self.pieces: list[Piece] = []
         self.live: list[Strip] = []
+        self._backlog: deque[Block] = deque()
+        """Finished blocks not rendered yet, in order (see `render`)."""
 
     @property
     def text(self) -> str:
@@ -98,25 +104,45 @@ class Flow:
             self._closing = False
         return blocks
 
-    def render(self, renderer: Renderer, cache: StripCache | None, live: bool = True) -> None:
-        """Render every block again (a new width or theme); `live`: the tail too."""
+    @property
+    def drawing(self) -> bool:
+        """Whether finished blocks wait to be rendered (a whole flow rendered at once goes a slice a frame)."""
+        return bool(self._backlog)
+
+    def render(self, renderer: Renderer, cache: StripCache | None, live: bool = True,
+               deadline: float | None = None) -> None:
+        """Render every block again (a new width or theme, or a whole reply at once); `live`: the tail
+        too. Blocks left at `deadline` (a `perf_counter()` time) wait for the next `advance`."""
         self._consume()
         self.key = renderer.key
         self.pieces = []
         self._last_kind = self.after
         self._fence, self._fence_lines = [], 0
-        for block in self._splitter.blocks:
-            self._settle(block, renderer, cache)
+        self._backlog = deque(self._splitter.blocks)
+        self._drain(renderer, cache, deadline)
         self.live = self._render_live(renderer) if live else []
 
-    def advance(self, renderer: Renderer, cache: StripCache, live: bool = True) -> None:
-        """Render what arrived since the last frame; `live`: the tail too."""
+    def advance(self, renderer: Renderer, cache: StripCache, live: bool = True, deadline: float | None = None) -> None:
+        """Render what arrived since the last frame; `live`: the tail too. Streamed blocks are rendered at
+        once, unless blocks of a whole render still wait: then they queue behind them until `deadline`."""
         for block in self._consume():
+            if self._backlog:
+                self._backlog.append(block)
+                continue
             strips = None
             if block.kind == "fence" and self._fence and block.code.count("\n") >= FENCE_RERENDER_LINES:
                 strips = self._fence + self._paint(renderer, renderer.code("", "", top=False))
             self._settle(block, renderer, cache, strips)
+        self._drain(renderer, cache, deadline)
         self.live = self._render_live(renderer) if live else []
+
+    def _drain(self, renderer: Renderer, cache: StripCache | None, deadline: float | None) -> None:
+        """Render waiting blocks in order until `deadline` (at least one: every frame makes progress)."""
+        backlog = self._backlog
+        while backlog:
+            self._settle(backlog.popleft(), renderer, cache)
+            if deadline is not None and perf_counter() >= deadline:
+                break
 
     def _paint(self, renderer: Renderer, strips: list[Strip]) -> list[Strip]:
         return renderer.tint(strips, self._tint) if self._tint and strips else strips
@@ -137,7 +163,9 @@ class Flow:
         self._fence, self._fence_lines = [], 0
 
     def _render_live(self, renderer: Renderer) -> list[Strip]:
-        """Render the unfinished tail."""
+        """Render the unfinished tail (none while finished blocks before it wait)."""
+        if self._backlog:
+            return []
         splitter = self._splitter
         fence = splitter.open_fence
         if fence is not None:

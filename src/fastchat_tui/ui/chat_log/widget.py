@@ -36,6 +36,9 @@ __all__ = ["ChatLog"]
 
 REFLOW_SLICE = 0.008
 """Longest run of re-rendering stale entries before yielding to the event loop."""
+DRAW_SLICE = 0.010
+"""Longest run of rendering the finished blocks of a reply put in whole (folded from a comparison,
+loaded from history) in one frame; the rest goes on in the next frames."""
 
 
 class _LinePass(NamedTuple):
@@ -362,13 +365,17 @@ class ChatLog(ScrollView, can_focus=True):
             bgcolor=resolved.bgcolor if own.bgcolor else None,
         )
 
-    def _render_entry(self, entry: Entry, renderer: Renderer, keep: bool = True) -> None:
-        """Bring an entry up to date; `keep`: cache its strips (it is on screen)."""
+    def _render_entry(self, entry: Entry, renderer: Renderer, deadline: float, keep: bool = True) -> None:
+        """Bring an entry up to date, rendering its finished blocks until `deadline` (an entry left with
+        some to render is drawn again in the next frame); `keep`: cache its strips (it is on screen)."""
         if entry.key != renderer.key:
-            entry.render(renderer, self._cache if keep else None)
+            entry.render(renderer, self._cache if keep else None, deadline)
             self._stale.discard(entry.index)
         elif isinstance(entry, ReplyEntry):
-            entry.advance(renderer, self._cache)
+            entry.advance(renderer, self._cache, deadline)
+        if entry.drawing:
+            self._dirty[entry.index] = entry
+            self._request_frame(urgent=False)
 
     # Frames
 
@@ -402,7 +409,7 @@ class ChatLog(ScrollView, can_focus=True):
         dirty = sorted(self._dirty)
         self._dirty.clear()
         for index in dirty:
-            self._render_entry(self._entries[index], renderer)
+            self._render_entry(self._entries[index], renderer, started + DRAW_SLICE)
         self._reindex(dirty[0])
         self.refresh_lines(self._starts[dirty[0]], self._height - self._starts[dirty[0]])
         if self._hold is not None:
@@ -435,7 +442,7 @@ class ChatLog(ScrollView, can_focus=True):
         while self._stale and perf_counter() < deadline:
             index, on_screen = self._next_stale()
             self._dirty.pop(index, None)
-            self._render_entry(self._entries[index], renderer, keep=on_screen)
+            self._render_entry(self._entries[index], renderer, deadline, keep=on_screen)
             first = min(first, index)
         self._reindex(first)
         if self._pin is not None:
