@@ -39,7 +39,7 @@ async def test_two_transcripts_streaming_at_once_draw_in_one_frame() -> None:
         assert clock.frames - frames == 1
 
 
-async def test_a_reply_that_ends_draws_the_other_transcripts_waiting_text_in_its_frame() -> None:
+async def test_a_reply_that_ends_is_drawn_at_once_with_the_other_transcripts_waiting_text() -> None:
     app = TwoLogs()
     async with app.run_test(size=(120, 30)) as pilot:
         a, b = app.query_one("#a", ChatLog), app.query_one("#b", ChatLog)
@@ -52,6 +52,7 @@ async def test_a_reply_that_ends_draws_the_other_transcripts_waiting_text_in_its
         frames = clock.frames
         second.append(" that waits for the pacer")
         first.finish()  # urgent: drawn at once, and the other log's new text with it
+        assert not a.pending and not b.pending  # drawn now, before the screen's next update
         await drawn(pilot, a)
         await drawn(pilot, b)
         assert clock.frames - frames == 1

@@ -97,6 +97,13 @@ class FrameClock:
             self._queued = True
             self.app.call_later(self._frame)
 
+    def draw_now(self, draw: Callable[[], None]) -> None:
+        """Draw the frame now, `draw` and every transcript waiting with it."""
+        self._waiting[draw] = None
+        if self._timer is not None:
+            self._timer.stop()
+        self._frame()
+
     def _frame(self) -> None:
         self._timer = None
         self._queued = False

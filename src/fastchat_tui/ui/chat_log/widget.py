@@ -318,8 +318,13 @@ class ChatLog(ScrollView, can_focus=True):
         self._request_frame(urgent=True)
 
     def _reply_changed(self, reply: ReplyEntry, urgent: bool) -> None:
+        """A reply has something new to draw; when it ended (or a block was toggled), the frame is drawn now,
+        before the screen's next update, which would otherwise show the screen as it was once more."""
         self._dirty[reply.index] = reply
-        self._request_frame(urgent)
+        if urgent and self.is_mounted:
+            FrameClock.of(self.app).draw_now(self._run_frame)
+        else:
+            self._request_frame(urgent)
 
     def _reindex(self, start: int) -> None:
         """Recompute entry offsets from entry `start` on, and the virtual size."""
