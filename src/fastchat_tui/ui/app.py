@@ -65,9 +65,9 @@ def _preimport() -> None:
 
 
 def _tune_gc() -> None:
-    """Once the first screen is up and the clients are imported (``_preimport``): freeze start-up objects
-    and collect less often. Frozen, they are out of every later pass: the clients' modules alone are
-    about 70,000 objects, which a full pass would otherwise walk each time (some 35 ms here).
+    """Once the first screen is up: freeze start-up objects and collect less often. Frozen, they are out of
+    every later pass. The clients' modules, imported meanwhile in a thread (``_preimport``), are frozen
+    when it ends, without a pass: about 70,000 objects that every full pass walked (some 35 ms here).
 
     A streamed reply allocates many short-lived objects; with the default thresholds the
     collector's full passes stall the event loop 60-85 ms mid-stream (keys wait that long),
@@ -207,7 +207,8 @@ class FastchatApp(App[None]):
         for warning in proxy_warnings(self.config.sources.values(), os.environ):
             self.notify(warning, severity="warning", timeout=10)
         self.prompt_input.focus()
-        self._warmed.add_done_callback(lambda _done: self.is_running and self.call_after_refresh(_tune_gc))
+        self.call_after_refresh(_tune_gc)
+        self._warmed.add_done_callback(lambda _done: gc.freeze())  # the clients' modules too: see _tune_gc
         if self.continue_chat:
             self._resume(self.chat_id)
         if self.model_spec is not None:
