@@ -70,7 +70,7 @@ class FrameClock:
         self._timer: Timer | None = None
         self._queued = False
         self.frames = 0
-        """Frames drawn so far (for tests and benchmarks)."""
+        """Frames drawn so far (for tests)."""
 
     @classmethod
     def of(cls, app: App[Any]) -> FrameClock:
