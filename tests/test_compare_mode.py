@@ -12,7 +12,7 @@ a request, and who won. SVG snapshots of the compare view in the app, both theme
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +34,18 @@ COMPLETION = "def total(items):\n    return sum(item.price for item in"
 
 
 def write_config(tmp_path: Path, servers: dict[str, Any], *, default: str = "auto", hedge: bool = False,
-                 tags: dict[str, str] | None = None, theme: str = "fastchat-dark") -> Config:
+                 tags: dict[str, str] | None = None, theme: str = "fastchat-dark", ollama: Collection[str] = (),
+                 keyless: Collection[str] = ()) -> Config:
+    """A source per server (or URL): OpenAI-compatible with its key in FASTCHAT_TEST_KEY, except the names in
+    ``ollama`` (Ollama sources) and in ``keyless`` (no key until the user gives one)."""
     lines = [f'default_source = "{default}"', f'theme = "{theme}"']
     for name, server in servers.items():
         url = server if isinstance(server, str) else server.url
-        lines += [f"[sources.{name}]", 'kind = "openai"', f'base_url = "{url}"', f'model = "{name}-model"',
-                  'api_key_env = "FASTCHAT_TEST_KEY"', "timeout_s = 5"]
+        kind = "ollama" if name in ollama else "openai"
+        model = "test-model:latest" if kind == "ollama" else f"{name}-model"
+        lines += [f"[sources.{name}]", f'kind = "{kind}"', f'base_url = "{url}"', f'model = "{model}"', "timeout_s = 5"]
+        if kind == "openai" and name not in keyless:
+            lines.append('api_key_env = "FASTCHAT_TEST_KEY"')
         if tags and name in tags:
             lines.append(f'tags = ["{tags[name]}"]')
     if hedge:

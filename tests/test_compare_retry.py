@@ -28,7 +28,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from fastchat_tui import keys
-from fastchat_tui.config import Config, load
+from fastchat_tui.config import Config
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.chat_log import CompareView
 from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
@@ -37,32 +37,10 @@ from fastchat_tui.ui.screens.source_picker import Pick
 from tests.keys_helpers import KeyedServer
 from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
 from tests.test_app import until
-from tests.test_compare_mode import settled, transcript
+from tests.test_compare_mode import settled, test_key, transcript, write_config  # noqa: F401 (test_key: autouse)
 from tests.test_confirm_sensitive import AWS_ID, OTHER_SECRET, SECRET_PROMPT
 
 KEY = "csk-c0mpar3k3y0123456789abcd4e5f"
-
-
-def write_config(tmp_path: Path, sources: dict[str, tuple[str, Any]], *, tags: dict[str, str] | None = None) -> Config:
-    """``sources``: name -> (kind, server); an OpenAI source reads its key from FASTCHAT_TEST_KEY unless it is keyed
-    (a :class:`KeyedServer`: then it has none until the user gives one)."""
-    lines = ['default_source = "auto"', 'theme = "fastchat-dark"']
-    for name, (kind, server) in sources.items():
-        model = "test-model:latest" if kind == "ollama" else f"{name}-model"
-        lines += [f"[sources.{name}]", f'kind = "{kind}"', f'base_url = "{server.url}"', f'model = "{model}"',
-                  "timeout_s = 5"]
-        if kind == "openai" and not isinstance(server, KeyedServer):
-            lines.append('api_key_env = "FASTCHAT_TEST_KEY"')
-        if tags and name in tags:
-            lines.append(f'tags = ["{tags[name]}"]')
-    path = tmp_path / "config.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return load(path)
-
-
-@pytest.fixture(autouse=True)
-def test_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FASTCHAT_TEST_KEY", "test-key")
 
 
 @pytest.fixture
@@ -108,7 +86,7 @@ async def test_ctrl_r_after_a_cut_and_a_429_sends_the_comparison_again_to_every_
                         Script(tokens=["Now ", "whole."]))
     servers["limited"].push(Script(status=429, headers={"Retry-After": "30"}), Script(tokens=["Now ", "allowed."],
                                                                                      ttft_s=0.3))
-    app = FastchatApp(write_config(tmp_path, {name: ("openai", s) for name, s in servers.items()}), probe_on_start=False)
+    app = FastchatApp(write_config(tmp_path, servers), probe_on_start=False)
     async with app.run_test(size=(160, 40)) as pilot:
         compare(app, *servers)
         await send(pilot, app, "hello")
@@ -147,7 +125,7 @@ async def test_a_comparison_sent_again_that_keeps_nothing_leaves_the_reply_kept_
     good, limited = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
     good.push(Script(tokens=["Kept ", "answer."]), Script(tokens=synthetic_tokens(50), cut_after=0))
     limited.push(*[Script(status=429, headers={"Retry-After": "30"})] * 2)
-    app = FastchatApp(write_config(tmp_path, {"good": ("openai", good), "limited": ("openai", limited)}),
+    app = FastchatApp(write_config(tmp_path, {"good": good, "limited": limited}),
                       probe_on_start=False)
     async with app.run_test(size=(160, 40)) as pilot:
         compare(app, "good", "limited")
@@ -165,6 +143,16 @@ async def test_a_comparison_sent_again_that_keeps_nothing_leaves_the_reply_kept_
         assert retry_lit(app)
 
 
+def keyed_app(tmp_path: Path, spawn_server) -> tuple[OpenAIServer, KeyedServer, FastchatApp]:
+    """A source with a key and one without (its server wants :data:`KEY`), each answering twice."""
+    plain, keyed = spawn_server(OpenAIServer), spawn_server(KeyedServer, key=KEY)
+    plain.push(Script(tokens=["plain ", "one"]), Script(tokens=["plain ", "two"]))
+    keyed.default = Script(tokens=["keyed ", "answer"])
+    app = FastchatApp(write_config(tmp_path, {"plain": plain, "keyed": keyed}, keyless={"keyed"}),
+                      probe_on_start=False)
+    return plain, keyed, app
+
+
 async def keyed_comparison(pilot: Pilot[None], app: FastchatApp, plain: OpenAIServer, keyed: KeyedServer) -> KeyPrompt:
     """Compare a source with a key and one without; until the key prompt opens for the one without."""
     compare(app, "plain", "keyed")
@@ -179,11 +167,7 @@ async def keyed_comparison(pilot: Pilot[None], app: FastchatApp, plain: OpenAISe
 
 async def test_a_column_without_a_key_opens_the_key_prompt_and_the_comparison_goes_again(
         tmp_path: Path, spawn_server, no_keyring: None) -> None:
-    plain, keyed = spawn_server(OpenAIServer), spawn_server(KeyedServer, key=KEY)
-    plain.push(Script(tokens=["plain ", "one"]), Script(tokens=["plain ", "two"]))
-    keyed.default = Script(tokens=["keyed ", "answer"])
-    app = FastchatApp(write_config(tmp_path, {"plain": ("openai", plain), "keyed": ("openai", keyed)}),
-                      probe_on_start=False)
+    plain, keyed, app = keyed_app(tmp_path, spawn_server)
     async with app.run_test(size=(160, 40)) as pilot:
         prompt = await keyed_comparison(pilot, app, plain, keyed)
         first = app.compare_view
@@ -219,11 +203,7 @@ def service(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 @pytest.mark.skipif(_keyring_skip() is not None, reason=_keyring_skip() or "")
 async def test_a_key_saved_from_a_comparison_is_in_the_keyring_and_the_column_answers(
         tmp_path: Path, spawn_server, service: str) -> None:
-    plain, keyed = spawn_server(OpenAIServer), spawn_server(KeyedServer, key=KEY)
-    plain.push(Script(tokens=["plain ", "one"]), Script(tokens=["plain ", "two"]))
-    keyed.default = Script(tokens=["keyed ", "answer"])
-    app = FastchatApp(write_config(tmp_path, {"plain": ("openai", plain), "keyed": ("openai", keyed)}),
-                      probe_on_start=False)
+    plain, keyed, app = keyed_app(tmp_path, spawn_server)
     async with app.run_test(size=(160, 40)) as pilot:
         prompt = await keyed_comparison(pilot, app, plain, keyed)
         assert not prompt.keyring_problem
@@ -244,8 +224,7 @@ def sensitive_config(tmp_path: Path, spawn_server, hosted_names: tuple[str, ...]
     servers["local"] = spawn_server(OllamaServer)
     servers["local"].default = Script(tokens=["local ", "answer"])
     tags = {name: "hosted" for name in hosted_names} | {"local": "local"}
-    config = write_config(tmp_path, {name: ("ollama" if name == "local" else "openai", s) for name, s in servers.items()},
-                          tags=tags)
+    config = write_config(tmp_path, servers, tags=tags, ollama={"local"})
     return config, servers
 
 
