@@ -23,6 +23,7 @@ from textual.selection import Selection
 from fastchat_tui.config import Config, load
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.chat_log import CompareView
+from fastchat_tui.ui.chat_log.compare import CompareColumn
 from fastchat_tui.ui.screens.compare_picker import ComparePicker
 from fastchat_tui.ui.screens.source_picker import Pick
 from tests.race_servers import WatchfulOpenAIServer
@@ -128,11 +129,16 @@ async def test_a_prompt_goes_to_every_source_and_the_kept_reply_goes_on(tmp_path
                                              {"role": "assistant", "content": FAST_REPLY}]
         assert "kept: 1 fast" in app.status.text
 
+        first_race, first_replies = view.race, [column.reply for column in view.columns]
+        columns, logs = list(view.columns), [column.chat for column in view.columns]
         await send(pilot, "and then?")  # compare mode stays on: both get it, with the kept answer only
         view2 = await settled(pilot, app)
-        assert view2 is not view and not view.is_attached
-        # Removed, the old view let go of its replies, turns and race at once (not at the collector's next full pass).
-        assert view.race is None and all(column.turn is None and not column.reply.text for column in view.columns)
+        # The same widgets show the second comparison (no dead view left for the collector), and nothing of the first.
+        assert view2 is view and view.columns == columns and [column.chat for column in view.columns] == logs
+        assert view.race is not first_race
+        assert all(column.reply is not reply for reply, column in zip(first_replies, view.columns))
+        assert "Second fast." in column_text(view, 0) and "Done fast." not in column_text(view, 0)
+        assert len(app.query(CompareView)) == 1
         for server in (fast, slow):
             assert sent_messages(server)[-3:] == [{"role": "user", "content": "hello"},
                                                   {"role": "assistant", "content": FAST_REPLY},
@@ -148,6 +154,39 @@ async def test_a_prompt_goes_to_every_source_and_the_kept_reply_goes_on(tmp_path
         assert [(m.content, m.reply.alternative) for m in replies] == [
             (FAST_REPLY, False), (SLOW_REPLY, True), ("Second fast.", False), ("Second slow.", True)]
         assert [m.content for m in store.messages(chat_id) if m.role == "assistant"] == [FAST_REPLY, "Second fast."]
+
+
+async def test_one_view_shows_each_comparison_with_as_many_columns_as_it_has(tmp_path: Path, spawn_server) -> None:
+    servers = {name: spawn_server(OpenAIServer) for name in ("a", "b", "c")}
+    for name, server in servers.items():
+        server.push(*(Script(tokens=[f"{name} ", f"reply {n}."]) for n in (1, 2, 3)))
+    app = FastchatApp(write_config(tmp_path, servers), probe_on_start=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pick_compare(pilot, app, ["a", "b"])
+        await send(pilot, "one")
+        view = await settled(pilot, app)
+        app.set_compare([Pick("a"), Pick("b"), Pick("c")])
+        await send(pilot, "two")
+        assert await settled(pilot, app) is view and len(view.columns) == 3
+        assert [column_text(view, index).split() for index in range(3)] == [
+            [str(number), "·", name, "·", f"{name}-model", name, "reply", reply]
+            for number, name, reply in ((1, "a", "2."), (2, "b", "2."), (3, "c", "1."))]
+        assert [column.border_title for column in view.columns] == ["1 · a · a-model", "2 · b · b-model", "3 · c · c-model"]
+        assert view.kept == 0 and view.ranking is not None and len(view.ranking.standings) == 3
+
+        app.set_compare([Pick("c"), Pick("a")])
+        await send(pilot, "three")
+        assert await settled(pilot, app) is view and len(view.columns) == 2 and len(app.query(CompareColumn)) == 2
+        assert [column.border_title for column in view.columns] == ["1 · c · c-model", "2 · a · a-model"]
+        assert "c reply 2." in column_text(view, 0) and "reply 1" not in column_text(view, 0)
+        assert view.columns[0].meter.text.startswith("✔ kept · ") and not view.columns[1].meter.text.startswith("✔")
+
+        app.action_new_chat()  # the view is hidden, and lets go of the last comparison
+        await pilot.pause()
+        assert app.compare_view is None and not view.display and view.race is None
+        assert all(column.turn is None and not column.reply.text for column in view.columns)
+        assert [request.wait().json["messages"][-1]["content"] for request in servers["c"].stream_requests()] == [
+            "two", "three"]
 
 
 async def test_four_stacked_columns_a_cut_and_a_429_and_keeping_another_by_key(tmp_path: Path, spawn_server) -> None:

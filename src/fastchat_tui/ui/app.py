@@ -157,6 +157,8 @@ class FastchatApp(App[None]):
         """The last comparison's sources: marked when the compare picker opens again."""
         self.compare_view: CompareView | None = None
         """The last compare turn, shown under its prompt until the next prompt is sent."""
+        self._compare_shell: CompareView | None = None
+        """The view that shows this app's comparisons, one after another (hidden between them)."""
         self._declined: frozenset[str] = frozenset()
         """Sources whose key prompt or sensitive-prompt dialog the user cancelled for the comparison on screen,
         which was sent again for the others: not asked about again for it."""
@@ -674,7 +676,12 @@ class FastchatApp(App[None]):
 
     def _start_compare(self, the_race: Race, declined: frozenset[str] = frozenset()) -> CompareView:
         """Show ``the_race`` as the compare turn under its prompt and run it (``declined``: see :attr:`_declined`)."""
-        view = self.show_compare(CompareView.of(the_race, follow=False))
+        shell = self._compare_shell
+        if shell is not None and shell.is_attached:
+            shell.restart(the_race)
+            view = self.show_compare(shell)
+        else:
+            view = self.show_compare(CompareView.of(the_race, follow=False))
         self._declined = declined
         self._turn = None  # Ctrl+R now retries the comparison, not the reply before it
         self._reply_worker = self.run_worker(self._run_race(the_race, view), group="reply", exclusive=True)
@@ -708,10 +715,17 @@ class FastchatApp(App[None]):
         self._start_compare(race(self.session, old.prompt, contenders, old.options, replacing=answer), declined)
 
     def show_compare(self, view: CompareView) -> CompareView:
-        """Show a compare turn in the transcript, under its prompt: the log above keeps its last lines."""
+        """Show a compare turn in the transcript, under its prompt: the log above keeps its last lines. The view
+        stays in the screen, hidden, once the turn is over, for the next comparison (:meth:`CompareView.restart`)."""
         self.compare_view = view
         self.chat.add_class("-above-compare")
-        self.mount(view, before=self.prompt_input)
+        if view is self._compare_shell and view.is_attached:
+            view.display = True
+        else:
+            if self._compare_shell is not None:
+                self._compare_shell.remove()
+            self._compare_shell = view
+            self.mount(view, before=self.prompt_input)
         self.call_after_refresh(self.chat.refresh, layout=True)  # as tall as its lines, now that they are drawn
         return view
 
@@ -724,14 +738,14 @@ class FastchatApp(App[None]):
                 show(item)
 
     def on_compare_view_kept(self, message: CompareView.Kept) -> None:
-        if message.view is self.compare_view:
+        if message.view is self.compare_view and message.race is message.view.race:
             self.status.show(meter=f"kept: {message.column + 1} {message.turn.source}")
 
     def on_compare_view_ended(self, message: CompareView.Ended) -> None:
         """A comparison has settled: with no reply to keep, a comparison sent again gives the conversation back the
         reply kept before (:meth:`_compare_again`); then the dialogs for its refused columns, if any."""
         view = message.view
-        if view is not self.compare_view:
+        if view is not self.compare_view or message.race is not view.race:  # a comparison no longer on screen
             self.refresh_bindings()
             return
         earlier = view.race.replacing if view.race is not None else None
@@ -778,7 +792,7 @@ class FastchatApp(App[None]):
                 if self._ask_for_key(error, partial(answered, source)):
                     return  # else a source that takes no key: its error line says what to do
             self._asking = False
-            if notes and view is self.compare_view:
+            if notes and view is self.compare_view and view.race is the_race:
                 confirmed = [source for source in notes if isinstance(refused[source], SensitiveRefusal)]
                 self._compare_again(the_race, confirmed=confirmed, declined=self._declined | (refused.keys() - notes.keys()),
                                     notes=list(notes.values()))
@@ -790,7 +804,7 @@ class FastchatApp(App[None]):
     def _fold_compare(self) -> None:
         """The last compare turn leaves the screen for the transcript: its kept reply as the conversation's, then
         the ranking in one line (every reply stays in history, the others as alternatives)."""
-        view = self._drop_compare()
+        view = self.compare_view
         if view is None:
             return
         column = view.columns[view.kept] if view.kept is not None else None
@@ -810,19 +824,21 @@ class FastchatApp(App[None]):
             else:
                 alternatives = "the reply kept before stays" if view.race and view.race.replacing else "no reply kept"
             self.chat.add_notice(f"compared {ranking_line(view.ranking)}; {alternatives}")
+        self._drop_compare()
 
-    def _drop_compare(self) -> CompareView | None:
-        """Take the last compare turn off the screen (a race still streaming is cancelled); the view, if there was one."""
+    def _drop_compare(self) -> None:
+        """Take the last compare turn off the screen (a race still streaming is cancelled); its view, hidden, lets
+        go of what it showed."""
         view = self.compare_view
         if view is None:
-            return None
+            return
         self.compare_view = None
         if view.streaming and self._reply_worker is not None:
             self._reply_worker.cancel()
         view.close()
-        view.remove()
+        view.release()
+        view.display = False
         self.chat.remove_class("-above-compare")
-        return view
 
     def action_cycle_source(self) -> None:
         """F2: the next source, each with its configured model."""

@@ -11,7 +11,8 @@ scrolled up).
 The view shows a race's events (`fastchat_tui.race.ColumnEvent`): it follows a race (`follow`),
 or is fed them (`show`). When every column has ended, a ranking row marks each figure's winner
 and the first reply to finish is kept for the conversation, unless the user keeps another
-(keys 1-4). `x` cancels the focused column, Esc every column.
+(keys 1-4). `x` cancels the focused column, Esc every column. One view shows a chat's comparisons one
+after another (`restart`), so a comparison leaves no dead widgets behind.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ STACK_BELOW = 100
 """Views narrower than this many cells stack their columns."""
 MAX_COLUMNS = 4
 KEPT_MARK = "✔ kept"
+WAITING = "waiting for first token…"
 
 
 def ranking_line(ranking: Ranking) -> str:
@@ -104,16 +106,26 @@ class CompareColumn(Vertical):
     def __init__(self, index: int, label: str) -> None:
         super().__init__(id=f"compare-column-{index + 1}", classes="-later" if index else None)
         self.index = index
-        self.border_title = f"{index + 1} · {label}"
-        """Shown on the top border of a stacked column, whose reply's own label soon scrolls out of its few lines."""
         self.chat = ChatLog()
-        self.reply = self.chat.start_reply(f"{index + 1} · {label}")
-        self.meter = MeterLine("waiting for first token…")
+        self.meter = MeterLine()
+        self.reply = ReplyEntry("")
         self.turn: Turn | None = None
         self.ended = False
         self._summary = ""
         self._cost: str | None = None
         self._kept = False
+        self.start(label)
+
+    def start(self, label: str) -> None:
+        """Show a new reply, from ``label`` (``source · model``), in place of the column's last one."""
+        self.release()
+        self.border_title = f"{self.index + 1} · {label}"
+        """Shown on the top border of a stacked column, whose reply's own label soon scrolls out of its few lines."""
+        self.reply = self.chat.start_reply(f"{self.index + 1} · {label}")
+        self.meter.show(WAITING)
+        self.ended = False
+        self._summary, self._cost, self._kept = "", None, False
+        self.remove_class("-failed", "-kept")
 
     def compose(self) -> ComposeResult:
         yield self.chat
@@ -184,6 +196,10 @@ class RankingTable(Widget):
         self.display = True
         self.refresh(layout=True)
 
+    def hide(self) -> None:
+        self.ranking, self.kept = None, None
+        self.display = False
+
     def render(self) -> Group | Text:
         ranking = self.ranking
         if ranking is None:
@@ -233,22 +249,23 @@ class CompareView(Widget):
     """
 
     class Kept(Message):
-        """``column``'s reply (``turn``) is now the conversation's answer: chosen by key, or the first to finish."""
+        """``column``'s reply (``turn``) is now the conversation's answer: chosen by key, or the first to finish.
+        ``race``: the race the view showed then (a view shows one comparison after another)."""
 
         def __init__(self, view: CompareView, column: int, turn: Turn) -> None:
             super().__init__()
-            self.view, self.column, self.turn = view, column, turn
+            self.view, self.column, self.turn, self.race = view, column, turn, view.race
 
         @property
         def control(self) -> CompareView:
             return self.view
 
     class Ended(Message):
-        """Every column has ended; ``ranking`` compares them."""
+        """Every column has ended; ``ranking`` compares them. ``race``: as for `Kept`."""
 
         def __init__(self, view: CompareView, ranking: Ranking) -> None:
             super().__init__()
-            self.view, self.ranking = view, ranking
+            self.view, self.ranking, self.race = view, ranking, view.race
 
         @property
         def control(self) -> CompareView:
@@ -273,6 +290,8 @@ class CompareView(Widget):
         """The user kept a reply by key: the default (the first to finish) does not replace it."""
         self._open = len(labels)
         self._gone = False
+        self._shown = 0
+        """How many comparisons the view has shown before this one: a late callback of one is not the next's."""
 
     @classmethod
     def of(cls, race: Race, *, follow: bool = True, id: str | None = None, classes: str | None = None) -> CompareView:
@@ -288,17 +307,47 @@ class CompareView(Widget):
         if self.race is not None and self._follows:
             self.follow(self.race)
 
+    def restart(self, race: Race) -> None:
+        """Show ``race`` in place of the comparison the view showed, in the same widgets (followed, if the view
+        follows its races). A view per comparison would leave a dead one behind each time, some 8,000 objects
+        that held one another until the garbage collector's next full pass, which then took 100 ms or more."""
+        labels = race.labels
+        if not 1 <= len(labels) <= MAX_COLUMNS:
+            raise ValueError(f"the compare view shows 1 to {MAX_COLUMNS} columns, not {len(labels)}")
+        self._shown += 1
+        self.config, self.race = race.session.config, race
+        self.ranking, self.kept, self._chosen = None, None, False
+        self._open, self._gone = len(labels), False
+        self.ranking_table.hide()
+        for column, label in zip(self.columns, labels):
+            column.start(label)
+        if len(labels) < len(self.columns):
+            for column in self.columns[len(labels):]:
+                column.release()
+                column.remove()
+            del self.columns[len(labels):]
+        elif len(labels) > len(self.columns):
+            added = [CompareColumn(index, label) for index, label in enumerate(labels) if index >= len(self.columns)]
+            self.columns += added
+            self.query_one("#compare-columns").mount_all(added)
+        self.refresh_bindings()
+        if self._follows:
+            self.follow(race)
+
+    def release(self) -> None:
+        """Let go of every column's reply and turn, and of the race: what the view showed is in the transcript
+        and in history now."""
+        for column in self.columns:
+            column.release()
+        self.race = None
+
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < STACK_BELOW, "-stacked")
 
     def on_unmount(self) -> None:
-        """Removed (folded into the transcript, or its chat left): let go of every column's reply and turn, and
-        the race, now. Widgets hold one another, so a removed view is freed only by the garbage collector's
-        next full pass, and until then it kept each reply twice over: 130 MB more after twelve pairs of
-        10,000-token replies (benchmarks/long_session.py)."""
-        for column in self.columns:
-            column.release()
-        self.race = None
+        """Removed: let go of the replies now. Widgets hold one another, so a removed view is freed only by the
+        garbage collector's next full pass, and until then it kept each reply twice over."""
+        self.release()
 
     @property
     def streaming(self) -> bool:
@@ -347,10 +396,10 @@ class CompareView(Widget):
             column.end(event.turn)
             self._open -= 1
             if not self._open:
-                self.call_after_refresh(self._all_ended)  # the last text first, then the ranking's new layout
+                self.call_after_refresh(self._all_ended, self._shown)  # the last text first, then the ranking
 
-    def _all_ended(self) -> None:
-        if self._gone:
+    def _all_ended(self, shown: int) -> None:
+        if self._gone or shown != self._shown:
             return
         race = self.race
         ranking = self.ranking = race.ranking() if race is not None else rank(
