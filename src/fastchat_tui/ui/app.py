@@ -20,7 +20,6 @@ from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
 from textual.worker import Worker, WorkerError
 
 from fastchat_tui.catalog import Catalog, Listing, ModelSpecError
@@ -43,6 +42,7 @@ from fastchat_tui.ui.screens.key_prompt import KeyPrompt, SessionKeys
 from fastchat_tui.ui.screens.source_picker import Pick, SourcePicker, unlisted
 from fastchat_tui.ui.themes import load_themes, remember_theme, remembered_theme
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
+from fastchat_tui.ui.widgets.key_footer import KeyFooter
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
@@ -196,7 +196,7 @@ class FastchatApp(App[None]):
         yield self.chat
         yield self.prompt_input
         yield self.status
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._warmed = asyncio.ensure_future(asyncio.to_thread(_preimport))
