@@ -158,8 +158,9 @@ async def test_a_prompt_goes_to_every_source_and_the_kept_reply_goes_on(tmp_path
 
 async def test_one_view_shows_each_comparison_with_as_many_columns_as_it_has(tmp_path: Path, spawn_server) -> None:
     servers = {name: spawn_server(OpenAIServer) for name in ("a", "b", "c")}
+    slow = {("a", 3), ("b", 1), ("b", 2), ("c", 1)}  # the first column is the first to finish, and kept
     for name, server in servers.items():
-        server.push(*(Script(tokens=[f"{name} ", f"reply {n}."]) for n in (1, 2, 3)))
+        server.push(*(Script(tokens=[f"{name} ", f"reply {n}."], ttft_s=0.3 if (name, n) in slow else 0) for n in (1, 2, 3)))
     app = FastchatApp(write_config(tmp_path, servers), probe_on_start=False)
     async with app.run_test(size=(160, 40)) as pilot:
         await pick_compare(pilot, app, ["a", "b"])

@@ -123,9 +123,12 @@ class Race:
         self.session = session
         self.prompt = prompt
         self.contenders = tuple(_contender(spec) for spec in contenders)
-        self.options = options or SendOptions()
-        self.group = self.options.group or uuid.uuid4().hex
+        options = options or SendOptions()
+        self.group = options.group or uuid.uuid4().hex
         """What history files every column under: one prompt, each column's reply an alternative of it."""
+        self.options = replace(options, group=self.group)
+        """The race's options, its :attr:`group` included: a race sent again with them (the chat's Ctrl+R) files its
+        replies under the same prompt, beside the first race's."""
         self.mode: Mode = mode
         self.first: First = first
         self.turns: list[Turn | None] = [None] * len(self.contenders)
@@ -154,7 +157,7 @@ class Race:
         contender = self.contenders[column]
         return replace(self.options, source=contender.source, model=contender.model, route=contender.route,
                        allow_sensitive=self.options.allow_sensitive or contender.allow_sensitive,
-                       remember=False, group=self.group)
+                       remember=False)
 
     # -- running ----------------------------------------------------------------------------
 

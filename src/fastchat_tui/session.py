@@ -86,6 +86,10 @@ class Recorder(Protocol):
         """``turn`` (ended) is the conversation's reply to its prompt; the other replies filed under its
         ``options.group`` are alternatives."""
         ...
+    def retrying(self, turn: Turn, group: str) -> None:
+        """``turn``'s prompt is sent again in ``group`` (its own, or a new one for a turn sent without): those
+        replies are filed under the prompt ``turn`` answered, beside it."""
+        ...
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """A stored chat's messages as context; raises ``StoreError`` when there is no such chat."""
         ...
@@ -133,6 +137,9 @@ class Session:
         self.selected = config.default_source if config.default_source in config.sources else "auto"
         self._sources: dict[str, Source] = {}
         self._closing: set[asyncio.Future[None]] = set()
+        self._replacing: tuple[Turn, Turn] | None = None
+        """(a retry that kept nothing, the reply kept before it, back in the context): a retry of the first
+        replaces the second (:meth:`retry`)."""
 
     @classmethod
     def open(cls, config: Config, on_problem: Callable[[str], None] | None = None, *, record: bool = True) -> Session:
@@ -202,6 +209,7 @@ class Session:
     def new_chat(self) -> None:
         """Start a new conversation: only the system prompt stays, and the next reply starts a new saved chat."""
         self.messages = self._system()
+        self._replacing = None
         if self.recorder is not None:
             self.recorder.chat_id = None
 
@@ -214,24 +222,28 @@ class Session:
             raise LookupError("history is not being kept in this session")
         stored = self.recorder.context(chat_id)
         self.messages = self._system() + stored
+        self._replacing = None
         self.recorder.chat_id = chat_id
 
-    def retract(self, turn: Turn) -> None:
+    def retract(self, turn: Turn) -> bool:
         """Take ``turn`` back out of the context (before retrying it, or keeping another reply), so no text
-        is sent twice."""
-        if self.messages[-2:] == [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]:
-            del self.messages[-2:]
+        is sent twice; ``False`` when it was not the last exchange there."""
+        if self.messages[-2:] != [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]:
+            return False
+        del self.messages[-2:]
+        return True
 
     def keep(self, turn: Turn, *, instead_of: Turn | None = None) -> None:
         """Make ``turn``'s answer the conversation's reply to its prompt, in place of ``instead_of`` (the reply
         kept before, taken back out): the next prompt is sent with it as context (the answer only: reasoning
         is never sent back), and history marks it the kept reply, the others of its group alternatives.
 
-        A remembered reply is kept this way as it ends; a race's column or a hedge's copy (sent with a
-        ``group``) only when its consumer keeps it. Raises ``ValueError`` for a turn without answer text.
+        A remembered reply (a retry's too) is kept this way as it ends; a race's column or a hedge's copy (sent
+        with a ``group``) only when its consumer keeps it. Raises ``ValueError`` for a turn without answer text.
         """
         if not turn.answered:
             raise ValueError("a reply without answer text cannot be kept")
+        self._replacing = None
         if instead_of is not None:
             self.retract(instead_of)
         self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
@@ -284,18 +296,55 @@ class Session:
     def retry(self, turn: Turn, source: str | None = None, *,
               allow_sensitive: bool = False) -> AsyncGenerator[SessionEvent, None]:
         """Send ``turn``'s prompt again with the same options: on ``source`` if given (e.g. after a new
-        key), else on the next source of its route. The failed reply leaves the context first.
+        key), else on the next source of its route.
+
+        The new reply is another reply to the same prompt: history files it in that prompt's group, beside
+        ``turn`` (:meth:`Recorder.retrying`). The reply kept for the prompt (``turn``'s, or when ``turn`` is a
+        retry that kept nothing, the one kept before it) leaves the context first; the new reply takes its place
+        when it has an answer, else that reply comes back, as a comparison sent again does.
 
         ``allow_sensitive``: the user confirmed sending this prompt although it looks sensitive (the chat's
         dialog after a :class:`SensitiveRefusal`); it holds for this request and its retries, never the next prompt."""
-        self.retract(turn)
+        replacing, self._replacing = self._replacing, None
+        before = replacing[1] if replacing is not None and replacing[0] is turn else turn
+        taken = self.retract(before)
+        group = turn.options.group or uuid.uuid4().hex
+        if self.recorder:
+            self.recorder.retrying(turn, group)
         if source is not None:
-            options = replace(turn.options, source=source, route=None, group=None)
-        else:  # a new reply of its own, not another alternative of a race's or a hedge's prompt
-            options = replace(turn.options, route=self.retry_route(turn), group=None)
+            options = replace(turn.options, source=source, route=None, group=group)
+        else:
+            options = replace(turn.options, route=self.retry_route(turn), group=group)
         if allow_sensitive:
             options = replace(options, allow_sensitive=True)
-        return self.stream(turn.prompt, options)
+        return self._again(turn, options, before if taken else None)
+
+    async def _again(self, retried: Turn, options: SendOptions,
+                     before: Turn | None) -> AsyncGenerator[SessionEvent, None]:
+        """:meth:`retry`'s request (sent in a group, so :meth:`_end` keeps none of it): its reply is kept as a
+        remembered reply is, as it ends (cancelled too, with the text so far); without an answer, ``before``
+        (the reply it was to replace, taken out of the context) is kept again."""
+        turn: Turn | None = None
+        settled = False
+        try:
+            async with aclosing(self._stream(retried.prompt, options)) as events:
+                async for event in events:
+                    if type(event) is Finished:
+                        turn, settled = event.turn, True
+                        self._retried(retried, turn, before)
+                    elif isinstance(event, (Routed, Attempt)):
+                        turn = event.turn
+                    yield event
+        finally:
+            if not settled:
+                self._retried(retried, turn, before)
+
+    def _retried(self, retried: Turn, turn: Turn | None, before: Turn | None) -> None:
+        if turn is not None and turn.options.remember and turn.answered:
+            self.keep(turn)
+        elif before is not None:
+            self.keep(before)
+            self._replacing = (turn or retried, before)  # the turn a further Ctrl+R retries
 
     async def send(
         self,
@@ -532,7 +581,8 @@ class Session:
             self.recorder.begin(turn)
 
     def _end(self, turn: Turn, messages: list[dict[str, str]]) -> None:
-        """The turn is over: its meter stopped, the turn recorded and, when remembered, kept.
+        """The turn is over: its meter stopped, the turn recorded and, when remembered and sent alone, kept (one sent
+        in a group is kept by what sent it: the hedge, the retry, the race's consumer).
 
         A stream stopped before its usage came (:data:`~fastchat_tui.turn.STOPPED`: cancelled, as a hedge's
         or a race's loser is, or cut) is billed all the same, so the meter gets the session's estimate of the

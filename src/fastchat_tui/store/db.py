@@ -181,8 +181,8 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX reply_parts_message ON reply_parts (message_id, kind, id);
     """,
-    # 6: several replies to one prompt (a race's columns, a hedged request's copies) share its prompt_id;
-    # the one kept for the conversation has alternative = 0 (what goes back as context on resume), the
+    # 6: several replies to one prompt (a race's columns, a hedged request's copies, a retry's replies) share its
+    # prompt_id; the one kept for the conversation has alternative = 0 (what goes back as context on resume), the
     # others 1. Every earlier reply is its prompt's only one, and kept.
     """
     ALTER TABLE replies ADD COLUMN alternative INTEGER NOT NULL DEFAULT 0;

@@ -11,7 +11,7 @@ from fastchat_tui.store.models import ChatInfo, StoredMessage
 
 def kept_first(messages: Iterable[StoredMessage]) -> Iterator[StoredMessage]:
     """``messages`` in order, but for the replies to one prompt: the kept one first, then its alternatives (a
-    race's other columns, a hedged request's other copies) in the order they began."""
+    race's other columns, a hedged request's other copies, the replies a retry replaced) in the order they began."""
     replies: list[StoredMessage] = []
     for message in messages:
         if message.role == "assistant":

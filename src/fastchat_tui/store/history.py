@@ -129,7 +129,7 @@ class Store(Database):
         """A chat's messages in order, fetched ``batch`` at a time (memory stays flat for long chats).
 
         With ``alternatives``, every reply to a prompt that got several (a race's columns, a hedged request's
-        copies) comes too, each after its prompt in the order they began (``reply.alternative`` tells the
+        copies, a retried reply's) comes too, each after its prompt in the order they began (``reply.alternative`` tells the
         kept one from the others); without, only the kept one."""
         sql = (
             f"SELECT {_MESSAGE_COLUMNS} FROM messages m LEFT JOIN replies r ON r.message_id = m.id"

@@ -68,8 +68,8 @@ class ReplyInfo:
     end_note: str | None = None
     """How a reply that ended normally fell short of a plain answer, as it was shown (see ``Turn.end_note``)."""
     alternative: bool = False
-    """One of several replies to its prompt (a race's column, a hedged request's copy) that is not the one kept
-    for the conversation."""
+    """One of several replies to its prompt (a race's column, a hedged request's copy, a reply retried) that is
+    not the one kept for the conversation."""
 
     @property
     def incomplete(self) -> bool:

@@ -10,9 +10,10 @@ API keys never reach the file: text passes through :func:`fastchat_tui.keys.reda
 new part together with the text saved just before it (:data:`REDACT_CONTEXT`), so a key split
 between two saves is redacted as a whole.
 
-Turns sent with a ``group`` (a race's columns, a hedged request's copies) are filed under one prompt row,
-each reply an alternative (``replies.alternative``) until :meth:`ChatRecorder.kept` names the one kept
-for the conversation.
+Turns sent with a ``group`` (a race's columns, a hedged request's copies, a retry's replies) are filed under one
+prompt row, each reply an alternative (``replies.alternative``) until :meth:`ChatRecorder.kept` names the one kept
+for the conversation. A retry joins the group of the reply it retries (:meth:`ChatRecorder.retrying`), so a prompt
+sent again is still one prompt, with one kept reply.
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ class _Group:
     chat_id: int
     prompt_id: int
     replies: dict[int, int] = field(default_factory=dict)
-    """id(turn) -> its reply's message id (the turns of one group are alive together: ids do not repeat)."""
+    """id(turn) -> its reply's message id, set when the turn's rows are made. A group outlives its turns (a retry
+    joins it later), so an id may come again: a new turn's first save drops what a dead one left under it."""
 
 
 class ChatRecorder(Generic[S]):
@@ -190,6 +192,7 @@ class ChatRecorder(Generic[S]):
         self.problem: str | None = None
         self._live: dict[int, _Live] = {}  # id(turn) -> its rows
         self._groups: dict[str, _Group] = {}  # the last GROUPS_KEPT groups, oldest first
+        self._alone: _Live | None = None  # the rows of the last turn sent without a group: a retry may join its prompt
 
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """Chat ``chat_id`` as the model sees it (for resuming it); :class:`StoreError` if there is no such chat."""
@@ -205,10 +208,23 @@ class ChatRecorder(Generic[S]):
     def end(self, turn: RecordedTurn) -> None:
         self._save(turn, final=True)
 
+    def retrying(self, turn: RecordedTurn, group: str) -> None:
+        """``turn``'s prompt is sent again in ``group`` (a retry): its replies are filed under the prompt ``turn``
+        answered, as alternatives until one is kept (``turn``'s reply stays the kept one until then). ``group`` is
+        ``turn``'s own, or for a turn sent without one, a new group its prompt row heads from now on. When that row
+        is no longer known, the retry's replies get a prompt row of their own."""
+        key = turn.options.group
+        known = self._groups.get(key) if key is not None else None
+        alone = self._alone
+        if known is None and alone is not None and alone.turn is turn:
+            known = _Group(alone.chat_id, alone.prompt_id, {id(turn): alone.message_id})
+        if known is not None:
+            self._remember(group, known)
+
     def kept(self, turn: RecordedTurn) -> None:
         """``turn`` is the conversation's reply to its prompt: its row stops being an alternative, and every
-        other reply of its group becomes one. A turn without a group is its prompt's only reply, kept from
-        the start."""
+        other reply of its group becomes one. A turn without a group was kept from the start, its prompt's
+        first reply (a retry's replies join that prompt as alternatives)."""
         key = turn.options.group
         group = self._groups.get(key) if key is not None else None
         message_id = group.replies.get(id(turn)) if group is not None else None
@@ -223,6 +239,10 @@ class ChatRecorder(Generic[S]):
         self.problem = None
 
     def _save(self, turn: RecordedTurn, final: bool) -> None:
+        if id(turn) not in self._live:  # no rows yet: what its group holds under its id is a dead turn's
+            key = turn.options.group
+            if key is not None and (group := self._groups.get(key)) is not None:
+                group.replies.pop(id(turn), None)
         for attempt in (1, 2):
             live = self._live.get(id(turn))
             try:
@@ -244,14 +264,21 @@ class ChatRecorder(Generic[S]):
             return
 
     def _filed(self, turn: RecordedTurn, saved: _Live) -> None:
-        """Remember where a grouped turn's new rows went: the next of its group answers the same prompt."""
+        """Remember where a turn's new rows went: the next of its group answers the same prompt (and a retry of a
+        turn sent alone, :meth:`retrying`)."""
         key = turn.options.group
         if key is None:
+            self._alone = saved
             return
-        group = self._groups.pop(key, None)  # popped and put back: the newest group is last
+        group = self._groups.get(key)
         if group is None or group.prompt_id != saved.prompt_id:
             group = _Group(saved.chat_id, saved.prompt_id, group.replies if group else {})
         group.replies[id(turn)] = saved.message_id
+        self._remember(key, group)
+
+    def _remember(self, key: str, group: _Group) -> None:
+        """File ``group`` under ``key`` as the newest of the :data:`GROUPS_KEPT` groups remembered."""
+        self._groups.pop(key, None)  # popped and put back: the newest group is last
         self._groups[key] = group
         while len(self._groups) > GROUPS_KEPT:
             del self._groups[next(iter(self._groups))]
@@ -273,12 +300,14 @@ class ChatRecorder(Generic[S]):
         return self._update(c, live, final)
 
     def _insert(self, c: sqlite3.Connection, turn: RecordedTurn) -> _Live:
-        """New rows for ``turn``: its prompt (or, in a group, the prompt the group's first turn saved) and its reply."""
+        """New rows for ``turn``: its prompt (or, in a group, the prompt the group's first turn saved, while that chat is
+        the one recorded: after a new chat, or another one resumed, a retry starts anew) and its reply."""
         now = time.time()
         key = turn.options.group
         group = self._groups.get(key) if key is not None else None
-        if group is not None and c.execute("SELECT 1 FROM messages WHERE id = ? AND chat_id = ? AND role = 'user'",
-                                           (group.prompt_id, group.chat_id)).fetchone():
+        if group is not None and group.chat_id == self.chat_id and c.execute(
+                "SELECT 1 FROM messages WHERE id = ? AND chat_id = ? AND role = 'user'",
+                (group.prompt_id, group.chat_id)).fetchone():
             chat_id, prompt_id = group.chat_id, group.prompt_id
             c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
         else:
