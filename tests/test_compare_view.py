@@ -149,8 +149,8 @@ async def test_four_stacked_columns_show_a_cut_and_a_rate_limit_in_their_own_col
         meters = [column.meter.text for column in view.columns]
         assert meters[2].startswith("TTFT") and meters[2].endswith("cut")
         assert meters[3] == "no reply: 429 rate limited"
-        assert view.columns[2].has_class("-failed") and view.columns[3].has_class("-failed")
-        assert not view.columns[0].has_class("-failed") and view.kept == 0
+        assert view.columns[2].meter.has_class("-failed") and view.columns[3].meter.has_class("-failed")
+        assert not view.columns[0].meter.has_class("-failed") and view.kept == 0
         assert view.ranking is not None and view.ranking.cell("finish", 3) == "error"
     await session.aclose()
 

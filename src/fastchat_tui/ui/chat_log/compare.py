@@ -99,8 +99,8 @@ class CompareColumn(Vertical):
     CompareColumn { width: 1fr; height: 1fr; }
     CompareColumn > ChatLog { height: 1fr; scrollbar-size-vertical: 0; }
     CompareColumn:focus-within > MeterLine { background: $primary 15%; color: $foreground; }
-    CompareColumn.-failed > MeterLine { color: $text-error; }
-    CompareColumn.-kept > MeterLine { color: $text-success; }
+    CompareColumn > MeterLine.-failed { color: $text-error; }
+    CompareColumn > MeterLine.-kept { color: $text-success; }
     """
 
     def __init__(self, index: int, label: str) -> None:
@@ -125,7 +125,7 @@ class CompareColumn(Vertical):
         self.meter.show(WAITING)
         self.ended = False
         self._summary, self._cost, self._kept = "", None, False
-        self.remove_class("-failed", "-kept")
+        self.meter.remove_class("-failed", "-kept")  # on the meter line, not the column: see `end`
 
     def compose(self) -> ComposeResult:
         yield self.chat
@@ -146,7 +146,8 @@ class CompareColumn(Vertical):
         if reading is not None and self.reply.has_thinking:
             self.reply.show_thinking(ThinkingFigures.of(reading))
         self.reply.finish(cast(ReplyStatus, status), turn.error.shown if turn.error else turn.end_note)
-        self.set_class(status in ("error", "cut", "cancelled"), "-failed")
+        # A class on the column would restyle its log, and each restyle of a log makes a node per component class.
+        self.meter.set_class(status in ("error", "cut", "cancelled"), "-failed")
         if reading is not None:
             self._summary = summary(reading, status)
         elif turn.error is not None:
@@ -165,7 +166,7 @@ class CompareColumn(Vertical):
     def settle(self, cost: str | None, kept: bool) -> None:
         """After every column ended: the reply's cost (if priced) and whether it is the kept one."""
         self._cost, self._kept = cost, kept
-        self.set_class(kept, "-kept")
+        self.meter.set_class(kept, "-kept")
         self._line()
 
     def _line(self) -> None:
