@@ -7,7 +7,7 @@ same app without compare mode, the single-stream reference; on a machine busy wi
 grows, so the load average is printed):
 
 * render lag per column: from that server's write of its last token to the token being on the screen
-  (tmux ``capture-pane`` polled every ~2 ms, so figures carry ~2-4 ms of polling error);
+  (the pane captured every ~5 ms by a tmux control client, so figures carry ~2-5 ms of polling error);
 * key echo: from ``send-keys`` of a key typed into the prompt while the replies stream to it being on screen;
 * CPU: the app's CPU seconds per second while the replies stream (all columns together);
 * RSS after the replies, in MB.
@@ -92,7 +92,7 @@ screen = partial(tui_e2e.screen, SESSION)
 wait_for = partial(tui_e2e.wait_for, session=SESSION)
 
 
-def wait_for_all(words: list[str], timeout: float = 60.0, poll: float = 0.002) -> dict[str, float]:
+def wait_for_all(words: list[str], timeout: float = 60.0, poll: float = 0.005) -> dict[str, float]:
     """When each of ``words`` first showed on the screen."""
     seen: dict[str, float] = {}
     deadline = time.perf_counter() + timeout

@@ -8,7 +8,7 @@ waiting for it is unambiguous; the next prompt goes only once every marker is on
 has recorded its response. For each reply it prints:
 
 * render lag per column: from that server's write of its last token (``t_last_sent`` in its record) to
-  the marker being on screen (tmux ``capture-pane`` polled every ~2 ms, so ~2-4 ms of polling error);
+  the marker being on screen (the pane captured every ~2 ms by a tmux control client, so ~2-4 ms of error);
 * the longest screen-update gap: the longest time between two successive screen changes from the first
   token sent to the last marker seen (a stall of the app's loop shows here even when no key was typed);
 * key echo: a letter is typed into the prompt every ~150 ms while the reply streams, and the time from

@@ -4,7 +4,7 @@ For each rate it streams a 10,000-token Markdown reply (headings, lists, tables,
 into ``fastchat`` running in a tmux pane and prints medians over several runs of:
 
 * render lag: from the server's write of the last token to that token being on the screen
-  (tmux ``capture-pane`` polled every ~2 ms, so figures carry ~2-4 ms of polling error);
+  (the pane captured every ~5 ms by a tmux control client, so figures carry ~2-5 ms of polling error);
 * CPU: the fastchat process's CPU seconds per second while the reply streams;
 * key echo: from ``send-keys`` of a key typed during the stream to the key being on screen;
 * startup: from launching the pane to the prompt being drawn.
@@ -62,11 +62,79 @@ def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
 
 
+class ControlClient:
+    """One tmux control-mode client (``tmux -C``) that captures a session's pane on request.
+
+    Polling with a ``tmux capture-pane`` process every 2 ms cost the benchmark most of a core here (each
+    process ~2.3 ms of CPU), on a machine whose cores the app, its servers and tmux share: the figures
+    measured the benchmark as much as the app. A control client asks the running tmux server over a pipe.
+    It takes no part in sizing the window and is told not to forward the pane's output.
+    """
+
+    def __init__(self, session: str) -> None:
+        self.session = session
+        self._proc = subprocess.Popen(["tmux", "-C", "attach-session", "-t", session], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+        self._send("refresh-client -f no-output")
+        self._send("display-message -p synced")
+        while self._reply() != ["synced"]:
+            pass  # the replies to the attach itself and to the refresh: from now on each is the last command's
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def _send(self, command: str) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(command.encode() + b"\n")
+
+    def _reply(self) -> list[str]:
+        """The lines of the next reply (a ``%begin`` ... ``%end`` block; notifications between blocks are skipped)."""
+        assert self._proc.stdout is not None
+        reply: list[str] | None = None
+        while True:
+            line = self._proc.stdout.readline()
+            if not line:
+                raise ConnectionError(f"tmux control client for {self.session} ended")
+            text = line.decode(errors="replace").rstrip("\n")
+            if reply is None:
+                if text.startswith("%begin"):
+                    reply = []
+            elif text.startswith(("%end", "%error")):
+                return reply
+            else:
+                reply.append(text)
+
+    def capture(self) -> str:
+        self._send(f"capture-pane -p -t {self.session}")
+        return "\n".join(self._reply()) + "\n"
+
+    def close(self) -> None:
+        if self.alive:
+            self._proc.terminate()
+        self._proc.wait()
+
+
+_CLIENTS: dict[str, ControlClient] = {}
+
+
 def screen(session: str = SESSION) -> str:
-    return tmux("capture-pane", "-p", "-t", session)
+    """The text of ``session``'s pane, through its control client (one per session, made again when the
+    session was)."""
+    for _attempt in (1, 2):
+        client = _CLIENTS.get(session)
+        try:
+            if client is None or not client.alive:
+                if client is not None:
+                    client.close()
+                client = _CLIENTS[session] = ControlClient(session)
+            return client.capture()
+        except ConnectionError:
+            _CLIENTS.pop(session, None)
+    return tmux("capture-pane", "-p", "-t", session)  # no such session (yet): what tmux says of it
 
 
-def wait_for(predicate, timeout: float = 30.0, poll: float = 0.002, session: str = SESSION) -> float:
+def wait_for(predicate, timeout: float = 30.0, poll: float = 0.005, session: str = SESSION) -> float:
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
         if predicate(screen(session)):
