@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
+from textual.drivers._writer_thread import WriterThread
 
 from fastchat_tui.ui.chat_log import ChatLog
-from fastchat_tui.ui.chat_log.pacing import FrameClock
+from fastchat_tui.ui.chat_log.pacing import FrameClock, terminal_behind
+from tests.test_app import until
 from tests.test_chat_log import drawn
 
 
@@ -68,3 +71,36 @@ def test_the_app_composes_the_screen_at_120_hz_unless_the_user_chose_a_rate() ->
     env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"}
     assert _max_fps(env) == "120"
     assert _max_fps({**env, "TEXTUAL_FPS": "30"}) == "30"
+
+
+async def test_a_frame_waits_while_the_terminal_is_behind_and_then_shows_everything_at_once() -> None:
+    """Textual queues screen updates for the terminal in its writer thread, and once 30 wait the event loop blocks
+    on the queue; a terminal that reads slowly (tmux under load) held every key that long. A frame waits instead."""
+    app = TwoLogs()
+    async with app.run_test(size=(120, 30)) as pilot:
+        log = app.query_one("#a", ChatLog)
+        reply = log.start_reply("a")
+        await drawn(pilot, log)
+        clock = FrameClock.of(app)
+        assert not terminal_behind(app)  # the headless driver writes nowhere
+
+        read_end, write_end = os.pipe()
+        terminal = WriterThread(os.fdopen(write_end, "w"))  # a terminal that does not read for now
+        terminal.start()
+        app._driver._writer_thread = terminal  # type: ignore[union-attr]  # where Textual's driver keeps its own
+        for _ in range(3):
+            terminal.write("x" * 65536)  # more than the pipe holds: the rest waits in the queue
+        await until(pilot, lambda: terminal_behind(app))
+        frames, waits = clock.frames, clock.waits
+        reply.append("Text that came while the terminal was behind.")
+        await pilot.pause(0.3)
+        assert clock.frames == frames and clock.waits > waits and log.pending  # nothing more was queued
+
+        reading = threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 65536), b"")])
+        reading.start()  # the terminal reads again
+        await until(pilot, lambda: not log.pending)
+        assert clock.frames == frames + 1  # one frame, with all of it
+        assert "while the terminal was behind" in "\n".join(log.render_line(y).text for y in range(log.size.height))
+        terminal.stop()
+        reading.join(timeout=10)
+        os.close(read_end)

@@ -42,6 +42,7 @@ from fastchat_tui.router import fallback_text
 from fastchat_tui.sources.base import ReasoningDelta, TextDelta
 from fastchat_tui.turn import ENDED_NORMALLY, Turn
 from fastchat_tui.ui.chat_log.entries import ReplyEntry, ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.chat_log.pacing import FrameClock
 from fastchat_tui.ui.chat_log.widget import ChatLog
 
 __all__ = ["MAX_COLUMNS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable", "ranking_line"]
@@ -69,7 +70,8 @@ def ranking_line(ranking: Ranking) -> str:
 
 
 class MeterLine(Widget):
-    """One line that changes a few times a second: redrawn in place, never laid out again."""
+    """One line that changes a few times a second: redrawn in place, never laid out again, in the frames of
+    the app's transcripts (`FrameClock`), so that its changes wait with theirs while the terminal is behind."""
 
     DEFAULT_CSS = """
     MeterLine { height: 1; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -86,7 +88,11 @@ class MeterLine(Widget):
     def show(self, text: str) -> None:
         if text != self._text:
             self._text = text
-            self.refresh()
+            if self.is_mounted:
+                FrameClock.of(self.app).request(self._draw, urgent=False)
+
+    def _draw(self) -> None:
+        self.refresh()
 
     def render(self) -> Content:
         return Content(self._text)

@@ -8,11 +8,18 @@ a core.
 Every transcript of an app draws on the app's one `FrameClock`, so the columns of a
 comparison streaming at once draw in the same frame and the screen is composed once for
 all of them, not once for each at its own moment.
+
+A frame also waits while the terminal is behind: while screen updates already made are
+still queued for it. Textual queues up to 30 and then blocks the event loop until the
+terminal reads, so a terminal slower than the frames (tmux under load, a slow link) held
+every key press for as long as the queue took to drain: 1.5 s with four columns
+streaming. Waiting, the next frame shows all the text that came meanwhile at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from queue import Queue
 from time import perf_counter, process_time
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -20,7 +27,7 @@ from weakref import WeakKeyDictionary
 from textual.app import App
 from textual.timer import Timer
 
-__all__ = ["CPU_TARGET", "FRAME_INTERVAL", "SLOWEST_FRAME_INTERVAL", "FrameClock", "FramePacer"]
+__all__ = ["CPU_TARGET", "FRAME_INTERVAL", "SLOWEST_FRAME_INTERVAL", "FrameClock", "FramePacer", "terminal_behind"]
 
 FRAME_INTERVAL = 1 / 60
 """Shortest time between two frames of streamed text, in seconds."""
@@ -55,6 +62,14 @@ class FramePacer:
         self._last_frame, self._last_cpu = started, cpu
 
 
+def terminal_behind(app: App[Any]) -> bool:
+    """Whether screen updates of `app` wait in Textual's queue for the terminal to take them. (Read from the
+    driver's writer thread; a driver without one, as in tests, never is.)"""
+    writer = getattr(getattr(app, "_driver", None), "_writer_thread", None)
+    queue = getattr(writer, "_queue", None)
+    return isinstance(queue, Queue) and queue.qsize() > 0
+
+
 _CLOCKS: WeakKeyDictionary[App[Any], FrameClock] = WeakKeyDictionary()
 
 
@@ -71,6 +86,8 @@ class FrameClock:
         self._queued = False
         self.frames = 0
         """Frames drawn so far (for tests)."""
+        self.waits = 0
+        """Times a frame waited for the terminal (for tests and diagnostics)."""
 
     @classmethod
     def of(cls, app: App[Any]) -> FrameClock:
@@ -92,16 +109,25 @@ class FrameClock:
             self._timer = None
         delay = 0.0 if urgent else self.pacer.delay()
         if delay > 0:
-            self._timer = self.app.set_timer(delay, self._frame, name="chat-log-frame")
+            self._timer = self.app.set_timer(delay, self._paced_frame, name="chat-log-frame")
         else:
             self._queued = True
-            self.app.call_later(self._frame)
+            self.app.call_later(self._frame if urgent else self._paced_frame)
 
     def draw_now(self, draw: Callable[[], None]) -> None:
         """Draw the frame now, `draw` and every transcript waiting with it."""
         self._waiting[draw] = None
         if self._timer is not None:
             self._timer.stop()
+        self._frame()
+
+    def _paced_frame(self) -> None:
+        """A frame that was not urgent: drawn now, unless the terminal is behind (then a little later)."""
+        if terminal_behind(self.app):
+            self._queued = False
+            self._timer = self.app.set_timer(FRAME_INTERVAL, self._paced_frame, name="chat-log-frame")
+            self.waits += 1
+            return
         self._frame()
 
     def _frame(self) -> None:
