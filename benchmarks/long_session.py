@@ -8,7 +8,7 @@ waiting for it is unambiguous; the next prompt goes only once every marker is on
 has recorded its response. For each reply it prints:
 
 * render lag per column: from that server's write of its last token (``t_last_sent`` in its record) to
-  the marker being on screen (the pane captured every ~2 ms by a tmux control client, so ~2-4 ms of error);
+  the marker being on screen (the pane captured every ~5 ms by a tmux control client, so ~2-5 ms of error);
 * the longest screen-update gap: the longest time between two successive screen changes from the first
   token sent to the last marker seen (a stall of the app's loop shows here even when no key was typed);
 * key echo: a letter is typed into the prompt every ~150 ms while the reply streams, and the time from
@@ -188,7 +188,7 @@ def one_reply(pid: int, reply: int, records: list[Path], timeout: float) -> Repl
             missing = [word for word in markers if word not in seen]
             what = f"the end markers {missing}" if missing else f"the typed letters {TYPED[:typed]!r} in the prompt"
             raise TimeoutError(f"reply {reply}: {what} not on screen after {timeout:.0f} s{exited()}:\n{text}")
-        time.sleep(0.002)
+        time.sleep(0.005)
     sent = [last_chat(record, reply, timeout=timeout) for record in records]
     _, rss = proc_stat(pid)
     t_first = min(record["t_first_sent"] for record in sent)

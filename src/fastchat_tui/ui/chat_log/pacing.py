@@ -35,6 +35,9 @@ SLOWEST_FRAME_INTERVAL = 1 / 20
 """Longest time between two frames while text keeps arriving."""
 CPU_TARGET = 0.5
 """Frames are spaced out when the process uses more than this share of a core."""
+TERMINAL_POLL = 0.004
+"""How often a frame waiting for the terminal looks again, in seconds: it goes out soon after the terminal
+has taken what was queued (looking is one queue-size read)."""
 
 
 class FramePacer:
@@ -125,7 +128,7 @@ class FrameClock:
         """A frame that was not urgent: drawn now, unless the terminal is behind (then a little later)."""
         if terminal_behind(self.app):
             self._queued = False
-            self._timer = self.app.set_timer(FRAME_INTERVAL, self._paced_frame, name="chat-log-frame")
+            self._timer = self.app.set_timer(TERMINAL_POLL, self._paced_frame, name="chat-log-frame")
             self.waits += 1
             return
         self._frame()
