@@ -41,9 +41,10 @@ class SendOptions:
     temperature: float | None = None
     """The sampling temperature of this request, in place of the source's or the config's; ``None``: theirs."""
     group: str | None = None
-    """Several replies to one prompt (a race's columns, a hedged request's copies): history files them all under
-    the one prompt, as alternatives until :meth:`Session.keep <fastchat_tui.session.Session.keep>` keeps one,
-    and the session never adds one to the conversation by itself."""
+    """Several replies to one prompt (a race's columns, a hedged request's copies, a retry's replies): history
+    files them all under the one prompt, as alternatives until :meth:`Session.keep <fastchat_tui.session.Session.keep>`
+    keeps one. A reply sent in a group enters the conversation only when kept: by the race's consumer, by the
+    hedge, or (a retry's) by the session's retry as it ends."""
 
 
 ENDED = ("complete", "truncated", "empty", "cut", "error", "cancelled")
