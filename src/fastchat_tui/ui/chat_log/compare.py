@@ -125,8 +125,8 @@ class CompareColumn(Vertical):
     def start(self, label: str) -> None:
         """Show a new reply, from ``label`` (``source · model``), in place of the column's last one."""
         self.release()
+        # On the top border of a stacked column, whose reply's own label soon scrolls out of its few lines.
         self.border_title = f"{self.index + 1} · {label}"
-        """Shown on the top border of a stacked column, whose reply's own label soon scrolls out of its few lines."""
         self.reply = self.chat.start_reply(f"{self.index + 1} · {label}")
         self.meter.show(WAITING)
         self.ended = False
