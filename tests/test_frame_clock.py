@@ -85,7 +85,8 @@ async def test_a_frame_waits_while_the_terminal_is_behind_and_then_shows_everyth
         assert not terminal_behind(app)  # the headless driver writes nowhere
 
         read_end, write_end = os.pipe()
-        terminal = WriterThread(os.fdopen(write_end, "w"))  # a terminal that does not read for now
+        pipe = os.fdopen(write_end, "w")
+        terminal = WriterThread(pipe)  # a terminal that does not read for now
         terminal.start()
         app._driver._writer_thread = terminal  # type: ignore[union-attr]  # where Textual's driver keeps its own
         for _ in range(3):
@@ -96,11 +97,14 @@ async def test_a_frame_waits_while_the_terminal_is_behind_and_then_shows_everyth
         await pilot.pause(0.3)
         assert clock.frames == frames and clock.waits > waits and log.pending  # nothing more was queued
 
-        reading = threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 65536), b"")])
-        reading.start()  # the terminal reads again
+        reading = threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 65536), b"")],
+                                   daemon=True)
+        reading.start()  # the terminal reads again, to the end of the pipe
         await until(pilot, lambda: not log.pending)
         assert clock.frames == frames + 1  # one frame, with all of it
         assert "while the terminal was behind" in "\n".join(log.render_line(y).text for y in range(log.size.height))
         terminal.stop()
+        pipe.close()  # the end of the pipe: the reading thread ends
         reading.join(timeout=10)
+        assert not reading.is_alive()
         os.close(read_end)
