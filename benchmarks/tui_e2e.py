@@ -19,6 +19,7 @@ Needs tmux. Only loopback traffic.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -116,6 +117,12 @@ class ControlClient:
 
 
 _CLIENTS: dict[str, ControlClient] = {}
+
+
+@atexit.register
+def _close_clients() -> None:
+    for client in _CLIENTS.values():
+        client.close()
 
 
 def screen(session: str = SESSION) -> str:
