@@ -8,11 +8,12 @@ import subprocess
 import sys
 import threading
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.drivers._writer_thread import WriterThread
 
-from fastchat_tui.ui.chat_log import ChatLog
+from fastchat_tui.ui.chat_log import ChatLog, pacing
 from fastchat_tui.ui.chat_log.pacing import FrameClock, terminal_behind
 from tests.test_app import until
 from tests.test_chat_log import drawn
@@ -73,9 +74,12 @@ def test_the_app_composes_the_screen_at_120_hz_unless_the_user_chose_a_rate() ->
     assert _max_fps({**env, "TEXTUAL_FPS": "30"}) == "30"
 
 
-async def test_a_frame_waits_while_the_terminal_is_behind_and_then_shows_everything_at_once() -> None:
+async def test_a_frame_waits_while_the_terminal_is_behind_and_then_shows_everything_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Textual queues screen updates for the terminal in its writer thread, and once 30 wait the event loop blocks
-    on the queue; a terminal that reads slowly (tmux under load) held every key that long. A frame waits instead."""
+    on the queue; a terminal that reads slowly (tmux under load) held every key that long. A frame waits instead,
+    for at most `TERMINAL_WAIT`."""
+    monkeypatch.setattr(pacing, "TERMINAL_WAIT", 60.0)
     app = TwoLogs()
     async with app.run_test(size=(120, 30)) as pilot:
         log = app.query_one("#a", ChatLog)
@@ -97,14 +101,27 @@ async def test_a_frame_waits_while_the_terminal_is_behind_and_then_shows_everyth
         await pilot.pause(0.3)
         assert clock.frames == frames and clock.waits > waits and log.pending  # nothing more was queued
 
+        monkeypatch.setattr(pacing, "TERMINAL_WAIT", 0.0)  # waited long enough: the text moves all the same
+        await until(pilot, lambda: not log.pending)
+        assert clock.frames == frames + 1 and terminal_behind(app)
+        assert "while the terminal was behind" in text_of(log)
+
+        monkeypatch.setattr(pacing, "TERMINAL_WAIT", 60.0)
+        reply.append(" And more, once it reads again.")
+        await pilot.pause(0.1)
+        assert log.pending
         reading = threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(read_end, 65536), b"")],
                                    daemon=True)
         reading.start()  # the terminal reads again, to the end of the pipe
         await until(pilot, lambda: not log.pending)
-        assert clock.frames == frames + 1  # one frame, with all of it
-        assert "while the terminal was behind" in "\n".join(log.render_line(y).text for y in range(log.size.height))
+        assert clock.frames == frames + 2  # one frame, with all of it
+        assert "once it reads again" in text_of(log)
         terminal.stop()
         pipe.close()  # the end of the pipe: the reading thread ends
         reading.join(timeout=10)
         assert not reading.is_alive()
         os.close(read_end)
+
+
+def text_of(log: ChatLog) -> str:
+    return "\n".join(log.render_line(y).text for y in range(log.size.height))

@@ -13,7 +13,8 @@ A frame also waits while the terminal is behind: while screen updates already ma
 still queued for it. Textual queues up to 30 and then blocks the event loop until the
 terminal reads, so a terminal slower than the frames (tmux under load, a slow link) held
 every key press for as long as the queue took to drain: 1.5 s with four columns
-streaming. Waiting, the next frame shows all the text that came meanwhile at once.
+streaming. Waiting (at most `TERMINAL_WAIT`), the next frame shows all the text that
+came meanwhile at once.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from weakref import WeakKeyDictionary
 from textual.app import App
 from textual.timer import Timer
 
-__all__ = ["CPU_TARGET", "FRAME_INTERVAL", "SLOWEST_FRAME_INTERVAL", "FrameClock", "FramePacer", "terminal_behind"]
+__all__ = ["CPU_TARGET", "FRAME_INTERVAL", "SLOWEST_FRAME_INTERVAL", "TERMINAL_WAIT", "FrameClock", "FramePacer",
+           "terminal_behind"]
 
 FRAME_INTERVAL = 1 / 60
 """Shortest time between two frames of streamed text, in seconds."""
@@ -38,6 +40,9 @@ CPU_TARGET = 0.5
 TERMINAL_POLL = 0.004
 """How often a frame waiting for the terminal looks again, in seconds: it goes out soon after the terminal
 has taken what was queued (looking is one queue-size read)."""
+TERMINAL_WAIT = 0.25
+"""Longest a frame waits for the terminal, in seconds: on a terminal that never catches up (other updates
+keep its queue filled), the text still moves, four times a second."""
 
 
 class FramePacer:
@@ -91,6 +96,8 @@ class FrameClock:
         """Frames drawn so far (for tests)."""
         self.waits = 0
         """Times a frame waited for the terminal (for tests and diagnostics)."""
+        self._waiting_since: float | None = None
+        """When the frame due now first found the terminal behind."""
 
     @classmethod
     def of(cls, app: App[Any]) -> FrameClock:
@@ -125,8 +132,12 @@ class FrameClock:
         self._frame()
 
     def _paced_frame(self) -> None:
-        """A frame that was not urgent: drawn now, unless the terminal is behind (then a little later)."""
-        if terminal_behind(self.app):
+        """A frame that was not urgent: drawn now, unless the terminal is behind (then a little later, for at
+        most `TERMINAL_WAIT`)."""
+        now = perf_counter()
+        if self._waiting_since is None:
+            self._waiting_since = now
+        if terminal_behind(self.app) and now - self._waiting_since < TERMINAL_WAIT:
             self._queued = False
             self._timer = self.app.set_timer(TERMINAL_POLL, self._paced_frame, name="chat-log-frame")
             self.waits += 1
@@ -136,6 +147,7 @@ class FrameClock:
     def _frame(self) -> None:
         self._timer = None
         self._queued = False
+        self._waiting_since = None
         waiting = list(self._waiting)
         self._waiting.clear()
         if waiting:
