@@ -676,12 +676,12 @@ class FastchatApp(App[None]):
 
     def _start_compare(self, the_race: Race, declined: frozenset[str] = frozenset()) -> CompareView:
         """Show ``the_race`` as the compare turn under its prompt and run it (``declined``: see :attr:`_declined`)."""
-        shell = self._compare_shell
-        if shell is not None and shell.is_attached:
-            shell.restart(the_race)
-            view = self.show_compare(shell)
+        view = self._compare_shell
+        if view is not None and view.is_attached:
+            view.restart(the_race)
         else:
-            view = self.show_compare(CompareView.of(the_race, follow=False))
+            view = CompareView.of(the_race, follow=False)
+        self.show_compare(view)
         self._declined = declined
         self._turn = None  # Ctrl+R now retries the comparison, not the reply before it
         self._reply_worker = self.run_worker(self._run_race(the_race, view), group="reply", exclusive=True)

@@ -69,6 +69,11 @@ def ranking_line(ranking: Ranking) -> str:
     return " · ".join(parts)
 
 
+def _check_columns(labels: Sequence[str]) -> None:
+    if not 1 <= len(labels) <= MAX_COLUMNS:
+        raise ValueError(f"the compare view shows 1 to {MAX_COLUMNS} columns, not {len(labels)}")
+
+
 class MeterLine(Widget):
     """One line that changes a few times a second: redrawn in place, never laid out again, in the frames of
     the app's transcripts (`FrameClock`), so that its changes wait with theirs while the terminal is behind."""
@@ -283,8 +288,7 @@ class CompareView(Widget):
         """``labels``: each column's ``source · model``; ``config`` prices the replies; ``race``: the race whose
         columns these are (keeping and cancelling go through it), followed once the view is mounted (see
         :meth:`follow`) unless ``follow`` is false: then its owner iterates it and feeds :meth:`show`."""
-        if not 1 <= len(labels) <= MAX_COLUMNS:
-            raise ValueError(f"the compare view shows 1 to {MAX_COLUMNS} columns, not {len(labels)}")
+        _check_columns(labels)
         super().__init__(id=id, classes=classes)
         self.config = config
         self.race = race
@@ -319,8 +323,7 @@ class CompareView(Widget):
         follows its races). A view per comparison would leave a dead one behind each time, some 8,000 objects
         that held one another until the garbage collector's next full pass, which then took 100 ms or more."""
         labels = race.labels
-        if not 1 <= len(labels) <= MAX_COLUMNS:
-            raise ValueError(f"the compare view shows 1 to {MAX_COLUMNS} columns, not {len(labels)}")
+        _check_columns(labels)
         self._shown += 1
         self.config, self.race = race.session.config, race
         self.ranking, self.kept, self._chosen = None, None, False
