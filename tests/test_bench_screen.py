@@ -77,7 +77,7 @@ def test_bar_uses_eighth_cells():
 
 
 def test_snapshot_of_fixed_results(snap_compare):
-    assert snap_compare(Host(lambda: BenchScreen(Config(), result=fixed_result(), save=False)), terminal_size=(110, 34))
+    assert snap_compare(Host(lambda: BenchScreen(Session(Config()), result=fixed_result(), save=False)), terminal_size=(110, 34))
 
 
 async def test_live_bench_on_the_screen(spawn_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -89,8 +89,7 @@ async def test_live_bench_on_the_screen(spawn_server, tmp_path: Path, monkeypatc
     statuses: list[str] = []
 
     def make() -> BenchScreen:
-        return BenchScreen(config, repeat=2, max_tokens=100, router=router,
-                           session_factory=lambda: Session(config, key_lookup=env_key))
+        return BenchScreen(Session(config, router=router, key_lookup=env_key), repeat=2, max_tokens=100)
 
     app = Host(make)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -132,7 +131,7 @@ async def test_live_bench_on_the_screen(spawn_server, tmp_path: Path, monkeypatc
 
 
 async def test_failing_source_is_shown_without_a_bar():
-    app = Host(lambda: BenchScreen(Config(), result=fixed_result(), save=False))
+    app = Host(lambda: BenchScreen(Session(Config()), result=fixed_result(), save=False))
     async with app.run_test(size=(110, 34)):
         chart = app.screen.query_one(BenchChart)
         openai = next(s for s in chart.summaries if s.source == "openai")
@@ -162,3 +161,43 @@ async def test_command_palette_opens_the_bench_screen(spawn_server, tmp_path: Pa
         assert screen.result.summaries["fast"].ok == 5
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, BenchScreen))
+
+
+async def test_the_bench_uses_a_key_given_in_the_chat_for_this_session_only(tmp_path: Path, no_proxy_env):
+    """A key pasted in the chat's key prompt "for this session only" lives in the chat's session: the bench
+    must send it too (it ran on a fresh session, so every run was refused with 401)."""
+    import keyring
+    import keyring.backends.fail
+
+    from fastchat_tui.config import load
+    from fastchat_tui.ui.app import FastchatApp
+    from fastchat_tui.ui.screens.bench import bench_command
+    from fastchat_tui.ui.screens.key_prompt import KeyPrompt
+    from tests.keys_helpers import KeyedServer, openai_source_toml
+
+    key = "csk-b3nchk3y0123456789abcdef0042"
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # no keyring: the key can be kept for this session only
+    try:
+        with KeyedServer(key, default=Script(tokens=synthetic_tokens(20), ttft_s=0.01, rate_tps=2000)) as server:
+            path = tmp_path / "config.toml"
+            path.write_text(openai_source_toml("keyed", server.url))
+            app = FastchatApp(load(path), probe_on_start=False)
+            async with app.run_test(size=(100, 30)) as pilot:
+                await pilot.press(*"hello", "enter")
+                await wait_for(pilot, lambda: isinstance(app.screen, KeyPrompt))
+                await pilot.pause()
+                await pilot.press(*key, "enter")  # no keyring: Enter keeps it for this session only
+                await wait_for(pilot, lambda: len(server.stream_requests()) == 2 and server.last.outcome is not None
+                               and not isinstance(app.screen, KeyPrompt))
+                asked = len(server.requests)
+                bench_command(app).callback()
+                await wait_for(pilot, lambda: isinstance(app.screen, BenchScreen))
+                screen = app.screen
+                assert isinstance(screen, BenchScreen)
+                await wait_for(pilot, lambda: screen.result is not None)
+                assert screen.result.summaries["keyed"].ok == 5
+            benched = server.authorizations()[asked:]
+            assert len(benched) == 6 and set(benched) == {f"Bearer {key}"}  # the warm-up and five runs
+    finally:
+        keyring.set_keyring(previous)

@@ -20,8 +20,8 @@ from fastchat_tui.events import Finished, Hedged, Routed, SessionEvent
 from fastchat_tui.pricing import cost
 from fastchat_tui.race import race
 from fastchat_tui.router import Router, hedge_routes, hedge_text
-from fastchat_tui.routing import Named, Request, Route, RouterSettings
-from fastchat_tui.session import Session
+from fastchat_tui.routing import Decision, Request, Route, RouterSettings
+from fastchat_tui.session import DefaultRouter, Router as RouterLike, Session
 from fastchat_tui.sources.base import ErrorKind, TextDelta
 from fastchat_tui.store import Store, StoreLedger
 from fastchat_tui.turn import SendOptions
@@ -40,7 +40,7 @@ def config_of(*specs: SourceConfig, hedge: bool = True) -> Config:
     return Config(sources={s.name: s for s in specs}, router=RouterSettings(hedge=hedge))
 
 
-def session_for(config: Config, *, store: Store | None = None, router: Any = None) -> Session:
+def session_for(config: Config, *, store: Store | None = None, router: RouterLike | None = None) -> Session:
     ledger = StoreLedger(store) if store is not None else None
     return Session(config, key_lookup=lambda spec: "test-key",
                    router=router or Router.from_config(config, ledger=ledger),
@@ -169,14 +169,15 @@ async def test_when_every_copy_fails_the_last_failure_is_the_outcome(dead_url: s
 
 # -- the data boundary --------------------------------------------------------------------------------
 
-def completion_router(fallbacks: list[str]) -> Any:
+class CompletionRouter(DefaultRouter):
     """A router that calls every prompt a completion (as a user's rule could), so the hedge's own rule decides."""
 
-    def route(prompt: str, session: Session, *, attachments: Sequence[Named] = (), hint: str | None = None,
-              chosen: str | None = None) -> Route:
-        return Route(chosen or "local", "completion by rule", "completion", [] if chosen else list(fallbacks))
+    def __init__(self, fallbacks: list[str]) -> None:
+        super().__init__(Config())
+        self.fallbacks = fallbacks
 
-    return route
+    def decide(self, request: Request, chosen: str | None = None) -> Decision:
+        return Decision(Route(chosen or "local", "completion by rule", "completion", [] if chosen else list(self.fallbacks)))
 
 
 @pytest.mark.parametrize("allow_sensitive", [False, True])
@@ -186,7 +187,7 @@ async def test_a_sensitive_prompt_is_never_hedged_to_a_hosted_server(spawn_serve
     local2.push(Script(tokens=["local ", "answer"]))
     config = config_of(source("local", local.url, "local"), source("local2", local2.url, "local"),
                        source("hosted", hosted.url, "hosted"))
-    session = session_for(config, router=completion_router(["hosted", "local2"]))
+    session = session_for(config, router=CompletionRouter(["hosted", "local2"]))
     secret = f"key = '{AWS_ID}'\ndef connect("
     events = await collect(session, secret, SendOptions(allow_sensitive=allow_sensitive))
     # Unhedged, the hosted source would be the second copy; the override lets the one request go, not copies.
@@ -199,7 +200,7 @@ async def test_with_one_private_source_a_sensitive_prompt_is_not_hedged_at_all(s
     local, hosted = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
     local.push(Script(tokens=["local"], ttft_s=0.3))
     config = config_of(source("local", local.url, "local"), source("hosted", hosted.url, "fast"))
-    session = session_for(config, router=completion_router(["hosted"]))
+    session = session_for(config, router=CompletionRouter(["hosted"]))
     session.messages = [{"role": "user", "content": f"my key is {AWS_ID}"}, {"role": "assistant", "content": "ok"}]
     events = await collect(session, "def f(")  # the secret is in the earlier messages
     assert not any(type(e) is Hedged for e in events) and text_of(events) == "local"

@@ -22,8 +22,8 @@ from fastchat_tui.review import (
     read_inputs,
     require_content,
 )
-from fastchat_tui.routing import Route
-from fastchat_tui.session import Session
+from fastchat_tui.routing import Decision, Request, Route
+from fastchat_tui.session import DefaultRouter, Session
 
 PY = b"import os\n\n\ndef run(cmd):\n    return os.system(cmd)\n"
 
@@ -265,13 +265,14 @@ def test_context_defaults_by_kind():
 
 def test_session_passes_the_review_task_and_attachments_to_the_router():
     seen: list[dict] = []
-
-    def router(prompt, session, **hints):
-        seen.append(hints)
-        return Route(hints.get("chosen") or "a", "test router", hints.get("hint") or "chat")
-
     config = Config(sources={"a": source("a"), "b": source("b")}, default_source="auto")
-    session = Session(config, router=router)
+
+    class Router(DefaultRouter):
+        def decide(self, request: Request, chosen: str | None = None) -> Decision:
+            seen.append({"attachments": request.attachments, "hint": request.hint, **({"chosen": chosen} if chosen else {})})
+            return Decision(Route(chosen or "a", "test router", request.hint or "chat"))
+
+    session = Session(config, router=Router(config))
     attachments = [Attachment("x.py", "x = 1\n", 6)]
     assert session.route("p", task="review", attachments=attachments).task == "review"
     assert seen[-1]["hint"] == "review" and seen[-1]["attachments"][0].name == "x.py"

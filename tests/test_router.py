@@ -19,6 +19,7 @@ from fastchat_tui.config import ConfigError, SourceConfig, load
 from fastchat_tui.meter import Reading
 from fastchat_tui.router import Router, fallback_text, status_text
 from fastchat_tui.routing import LatencyStats, MemoryLedger, Request, Route, RouterSettings, Rule
+from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, SourceError
 from tests.clock import FakeClock
 
@@ -106,11 +107,10 @@ def test_sensitive_without_any_local_source_fails_clearly() -> None:
 
 
 def test_a_secret_earlier_in_the_conversation_keeps_the_chat_local(tmp_path: Path) -> None:
-    router = make_router(tmp_path)
-    session = SimpleNamespace(messages=[{"role": "user", "content": f"my key is {AWS_ID}"},
-                                        {"role": "assistant", "content": "Noted."}],
-                              config=SimpleNamespace(max_tokens=None))
-    r = router("and what region should I use?", session)
+    config = load(write(tmp_path, CONFIG), env={})
+    session = Session(config, router=Router.from_config(config, ledger=MemoryLedger(), clock=FakeClock(mid_month())))
+    session.messages = [{"role": "user", "content": f"my key is {AWS_ID}"}, {"role": "assistant", "content": "Noted."}]
+    r = session.route("and what region should I use?")  # the session hands the router the earlier messages
     assert (r.task, r.source, r.fallbacks) == ("sensitive", "local", [])
     assert "earlier message" in r.reason
 
@@ -118,11 +118,11 @@ def test_a_secret_earlier_in_the_conversation_keeps_the_chat_local(tmp_path: Pat
 def test_attachments_and_hints_from_the_session(tmp_path: Path) -> None:
     router = make_router(tmp_path)
     stdin = SimpleNamespace(name="stdin", text="x" * 40_000)
-    r = router("summarize", None, attachments=[stdin])
+    r = route(router, "summarize", attachments=(stdin,))
     assert r.task == "long" and "large attachment stdin" in r.reason
-    r = router("what changed?", None, attachments=[Attachment("deploy/.env.production", "A=1\n")])
+    r = route(router, "what changed?", attachments=(Attachment("deploy/.env.production", "A=1\n"),))
     assert r.task == "sensitive"
-    r = router("what changed?", None, attachments=[Attachment(".env.example", "API_KEY=\n")])
+    r = route(router, "what changed?", attachments=(Attachment(".env.example", "API_KEY=\n"),))
     assert r.task == "chat"
 
 

@@ -30,8 +30,8 @@ from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.dates import iso, month_range
 from fastchat_tui.meter import Meter
 from fastchat_tui.pricing import cost
-from fastchat_tui.routing import LatencyStats, Route, candidate
-from fastchat_tui.session import Session
+from fastchat_tui.routing import Decision, LatencyStats, Request, Route, candidate
+from fastchat_tui.session import DefaultRouter, Session
 from fastchat_tui.store import SCHEMA_VERSION, Store, StoreError, StoreLedger
 from fastchat_tui.turn import Turn
 from tests.servers import OpenAIServer, Script
@@ -275,13 +275,24 @@ async def test_cancelled_reply_keeps_partial_text(store: Store, server: OpenAISe
     assert reply.content and set(reply.content) == {"x"} and len(reply.content) >= 5
 
 
+class FixedRoute(DefaultRouter):
+    """Every request goes one given way."""
+
+    def __init__(self, config: Config, route: Route) -> None:
+        super().__init__(config)
+        self.route = route
+
+    def decide(self, request: Request, chosen: str | None = None) -> Decision:
+        return Decision(self.route)
+
+
 async def test_fallback_records_one_reply_from_the_second_source(store: Store) -> None:
     with OpenAIServer() as failing, OpenAIServer() as working:
         failing.default = Script(status=503)  # every retry fails too
         working.push(Script(tokens=["ok"]))
         config = config_for(failing, working)
         session = Session(config, recorder=store.recorder(config),
-                          router=lambda prompt, s, **hints: Route("fast", "test", fallbacks=["backup"]))
+                          router=FixedRoute(config, Route("fast", "test", fallbacks=["backup"])))
         session.selected = "auto"
         turn = await session.send("try both")
     assert turn.status == "complete" and turn.source == "backup"

@@ -7,17 +7,19 @@ are over their monthly budget, and among the sources a rule allows picks the one
 lowest predicted completion time (TTFT + expected tokens / decode rate) from measured
 statistics, which it reads from a :class:`~fastchat_tui.routing.Ledger`.
 
-``Router.__call__(prompt, session)`` fits ``Session(router=...)``; the session tells the
-router how each attempt went with :meth:`Router.record` and hands it finished replies'
-readings with :meth:`Router.observe`. :func:`hedge_routes` is the rule for which sources a
-request may be hedged across (``[router] hedge``).
+A :class:`Router` is what :class:`fastchat_tui.session.Router` asks for: the session hands it each
+:class:`~fastchat_tui.routing.Request` (the prompt with the conversation's earlier messages) to
+:meth:`Router.decide`, tells it how each attempt went with :meth:`Router.record` and hands it
+finished replies' readings with :meth:`Router.observe`. :meth:`Router.record` is the one health
+policy: auto mode's cool-down, and (:func:`refused_every_time`) when the bench stops sending to a
+source. :func:`hedge_routes` is the rule for which sources a request may be hedged across
+(``[router] hedge``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 from fastchat_tui.classify import classify, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
@@ -31,7 +33,6 @@ from fastchat_tui.routing import (
     Health,
     Ledger,
     MemoryLedger,
-    Named,
     Request,
     Route,
     RouterSettings,
@@ -45,6 +46,14 @@ HEDGED_TASKS = ("completion",)
 the only ones auto mode hedges."""
 HEDGE_WIDTH = 2
 """How many sources a hedged request goes to."""
+REFUSED_KINDS = frozenset({ErrorKind.AUTH})
+"""Error kinds that say every request to the source would be refused the same way (a rejected key is rejected
+every time): one cools the source down at once, and the bench sends it nothing more."""
+
+
+def refused_every_time(kind: ErrorKind | str | None) -> bool:
+    """Whether a failure of ``kind`` means every further request to its source fails alike (:data:`REFUSED_KINDS`)."""
+    return kind is not None and kind in REFUSED_KINDS
 
 
 class Router:
@@ -74,29 +83,6 @@ class Router:
 
     # -- the session's interface -------------------------------------------------------
 
-    def __call__(
-        self,
-        prompt: str,
-        session: Any = None,
-        *,
-        attachments: Sequence[Named] = (),
-        max_tokens: int | None = None,
-        hint: str | None = None,
-        chosen: str | None = None,
-    ) -> Route:
-        """Route one prompt; ``chosen`` is a source picked by hand (allowed, with warnings)."""
-        history: tuple[str, ...] = ()
-        if session is not None:
-            history = tuple(str(m.get("content", "")) for m in getattr(session, "messages", ()) if m.get("content"))
-            if max_tokens is None:
-                max_tokens = getattr(getattr(session, "config", None), "max_tokens", None)
-        request = Request(prompt, tuple(attachments), history, max_tokens, hint)
-        if chosen is not None:
-            route = self.manual(request, chosen)
-            route.task = hint or route.task
-            return route
-        return self.route(request)
-
     def route(self, request: Request) -> Route:
         """Where ``request`` goes; raises :class:`SourceError` when no source may take it."""
         return self.decide(request).route
@@ -125,7 +111,7 @@ class Router:
         if kind == ErrorKind.RATE_LIMITED and retry_after is not None:
             # The source already waited out a short Retry-After once; a longer one is honoured by not asking.
             health.cooled_until = max(health.cooled_until, now + min(retry_after, settings.cooldown_max_s))
-        threshold = 1 if kind == ErrorKind.AUTH else settings.cooldown_after
+        threshold = 1 if refused_every_time(kind) else settings.cooldown_after
         if health.failures >= threshold:
             extra = health.failures - threshold
             span = min(settings.cooldown_s * (2 ** min(extra, 16)), settings.cooldown_max_s)
@@ -178,8 +164,13 @@ class Router:
 
     # -- the decision ------------------------------------------------------------------
 
-    def decide(self, request: Request) -> Decision:
-        """Classify, match a rule, drop what may not be used, and pick the fastest allowed source."""
+    def decide(self, request: Request, chosen: str | None = None) -> Decision:
+        """Classify, match a rule, drop what may not be used, and pick the fastest allowed source; ``chosen``: a
+        source picked by hand (:meth:`manual`), with the request's task kind if it names one."""
+        if chosen is not None:
+            route = self.manual(request, chosen)
+            route.task = request.hint or route.task
+            return Decision(route)
         settings, now = self.settings, self.clock()
         task, why = classify(request.prompt, request.attachments, request.max_tokens, settings,
                              history=request.history, hint=request.hint, scanner=self.scanner)
@@ -294,7 +285,7 @@ class Router:
 
     def _spend(self, name: str, now: float) -> tuple[float, float] | None:
         spec = self.sources.get(name)
-        budget = getattr(spec, "monthly_budget", None)
+        budget = spec.monthly_budget if spec is not None else None
         if not budget:
             return None
         return self.ledger.spend_this_month(name, now), float(budget)

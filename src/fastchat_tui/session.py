@@ -20,7 +20,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from fastchat_tui import context
 from fastchat_tui.attachment import Attachment
@@ -28,7 +28,7 @@ from fastchat_tui.classify import DEFAULT_SETTINGS, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
 from fastchat_tui.keys import lookup as keyring_then_env_key
-from fastchat_tui.meter import Meter
+from fastchat_tui.meter import Meter, Reading
 from fastchat_tui.router import hedge_routes
 from fastchat_tui.routing import Decision, MemoryLedger, Named, Request, Route
 from fastchat_tui.secrets_scan import Finding, Scanner
@@ -47,6 +47,9 @@ from fastchat_tui.sources.base import (
 )
 from fastchat_tui.streams import Merge
 from fastchat_tui.turn import ENDED_NORMALLY, STOPPED, SendOptions, Turn
+
+if TYPE_CHECKING:
+    from fastchat_tui.store import Store
 
 RECORD_EVERY_S = 1.0
 """New output reaches the recorder at most this long after it arrived, whether or not more follows (a crash
@@ -95,24 +98,57 @@ class Recorder(Protocol):
         ...
 
 
-class RouterLike(Protocol):
-    """What the session asks of a router: ``router(prompt, session, attachments=, hint=, chosen=)``."""
+class Router(Protocol):
+    """What the session asks of a router, and tells it: where a request goes, where a cut reply is retried, and how
+    each attempt went. :class:`fastchat_tui.router.Router` (auto mode) is one; :class:`DefaultRouter` the other."""
 
-    def __call__(self, prompt: str, session: Session, *, attachments: Sequence[Named] = (),
-                 hint: str | None = None, chosen: str | None = None) -> Route: ...
+    def decide(self, request: Request, chosen: str | None = None) -> Decision:
+        """Where ``request`` goes, and what was considered; ``chosen``: a source picked by hand. Raises
+        :class:`SourceError` when no source may take it."""
+        ...
+
+    def retry_route(self, route: Route, failed: str) -> Route | None:
+        """Where to retry a reply on ``route`` that ``failed`` cut; ``None``: the session retries on the same source."""
+        ...
+
+    def record(self, source: str, ok: bool, error_kind: ErrorKind | str | None = None, t: float | None = None, *,
+               retry_after: float | None = None) -> None:
+        """How one attempt on ``source`` went (``retry_after``: what a rate-limited server asked for)."""
+        ...
+
+    def observe(self, source: str, reading: Reading | None, t: float | None = None, *,
+                model: str | None = None) -> None:
+        """A reply that ended normally: its meter reading, and the ``model`` that answered."""
+        ...
 
 
 KeyLookup = Callable[[SourceConfig], "str | None"]
 
 
-def default_route(prompt: str, session: Session, *, attachments: Sequence[Named] = (), hint: str | None = None,
-                  chosen: str | None = None) -> Route:
-    """Without a router: a source chosen by hand, else ``default_source``, else the first configured source."""
-    if chosen is not None:
-        return Route(chosen, "chosen by hand", hint or "chat")
-    config = session.config
-    name = config.default_source if config.default_source in config.sources else next(iter(config.sources))
-    return Route(name, "default source", hint or "chat")
+class DefaultRouter:
+    """The router of a session without auto mode: a source chosen by hand, else ``default_source``, else the first
+    configured source. It learns nothing and retries on the same source."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def decide(self, request: Request, chosen: str | None = None) -> Decision:
+        if chosen is not None:
+            return Decision(Route(chosen, "chosen by hand", request.hint or "chat"))
+        config = self.config
+        name = config.default_source if config.default_source in config.sources else next(iter(config.sources))
+        return Decision(Route(name, "default source", request.hint or "chat"))
+
+    def retry_route(self, route: Route, failed: str) -> Route | None:
+        return None
+
+    def record(self, source: str, ok: bool, error_kind: ErrorKind | str | None = None, t: float | None = None, *,
+               retry_after: float | None = None) -> None:
+        return None
+
+    def observe(self, source: str, reading: Reading | None, t: float | None = None, *,
+                model: str | None = None) -> None:
+        return None
 
 
 class Session:
@@ -122,17 +158,21 @@ class Session:
         self,
         config: Config,
         *,
-        router: RouterLike = default_route,
+        router: Router | None = None,
         key_lookup: KeyLookup = keyring_then_env_key,
         recorder: Recorder | None = None,
         scanner: Scanner | None = None,
     ) -> None:
-        """``scanner`` finds what looks sensitive (default: the built-in rules; ``open`` uses the ``[router]`` ones)."""
+        """``router``: auto mode's, or by default a :class:`DefaultRouter`. ``scanner`` finds what looks sensitive
+        (default: the built-in rules; ``open`` uses the ``[router]`` ones)."""
         self.config = config
-        self.router = router
+        self.router: Router = router if router is not None else DefaultRouter(config)
         self.scanner = scanner or scanner_for(DEFAULT_SETTINGS)
         self.key_lookup = key_lookup
         self.recorder = recorder
+        self.history: Store | None = None
+        """The history store its recorder writes and its router's ledger reads (set by :meth:`open`), where the
+        bench saves its results too (:func:`fastchat_tui.bench.keep_result`); ``None``: none is open."""
         self.messages: list[dict[str, str]] = self._system()
         self.selected = config.default_source if config.default_source in config.sources else "auto"
         self._sources: dict[str, Source] = {}
@@ -150,14 +190,16 @@ class Session:
         file is created; an existing one still gives the router its figures (the ``[router]``
         table was checked by :func:`fastchat_tui.config.load`).
         """
-        from fastchat_tui.router import Router
+        from fastchat_tui.router import Router as AutoRouter
         from fastchat_tui.store import StoreLedger, default_recorder, existing_history
 
         recorder = default_recorder(config, on_problem=on_problem) if record else None
         store = recorder.store if recorder else (None if record else existing_history())
         ledger = StoreLedger(store, {name: spec.model for name, spec in config.sources.items()}) if store else MemoryLedger()
-        router = Router.from_config(config, ledger=ledger)
-        return cls(config, router=router, recorder=recorder, scanner=router.scanner)
+        router = AutoRouter.from_config(config, ledger=ledger)
+        session = cls(config, router=router, recorder=recorder, scanner=router.scanner)
+        session.history = store
+        return session
 
     # -- sources ---------------------------------------------------------------------------
 
@@ -176,6 +218,14 @@ class Session:
             refused = keys.refusal(spec, key)
             self._sources[name] = keys.RefusedSource(spec, refused) if refused else make_source(spec, key)
         return self._sources[name]
+
+    def detached(self) -> Session:
+        """A session on this one's warm sources and keys (a key pasted for this session only too), with a
+        conversation of its own, no recorder and no router: the bench's, whose requests are measurements, not
+        chat turns. The sources stay this session's: close this one, not the detached one."""
+        other = Session(self.config, key_lookup=lambda spec: self.key_lookup(spec), scanner=self.scanner)
+        other._sources = self._sources
+        return other
 
     def forget_source(self, name: str) -> None:
         """Drop a warm client (e.g. after its key changed) so the next use builds a new one."""
@@ -256,39 +306,31 @@ class Session:
               attachments: Sequence[Named] = ()) -> Route:
         """Where ``prompt`` goes. ``task`` names the task kind when the command knows it (``fastchat review``:
         "review"); ``attachments`` (objects with ``name`` and ``text``) let the router see file names and contents."""
-        chosen = source or self.selected
-        if chosen == "auto":
-            return self.router(prompt, self, attachments=tuple(attachments), hint=task)
-        if chosen not in self.config.sources:
-            raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{chosen}' (configured: {', '.join(self.config.sources)})")
-        return self.router(prompt, self, attachments=tuple(attachments), hint=task, chosen=chosen)
+        return self._decide(prompt, source, task, attachments, self.config.max_tokens).route
 
     def decide(self, prompt: str, options: SendOptions | None = None) -> Decision:
         """What routing would do with ``prompt``, and what it considered, without sending anything
         (``fastchat route``). Raises :class:`SourceError` when no source may take it."""
-        from fastchat_tui.router import Router
-
         options = options or SendOptions()
-        router = self.router
-        chosen = options.source or self.selected
-        if not isinstance(router, Router):
-            decision = Decision(self.route(prompt, options.source, task=options.task, attachments=options.attachments))
-        else:
-            history = tuple(m["content"] for m in self.messages if m.get("content"))
-            request = Request(prompt, options.attachments, history, options.max_tokens or self.config.max_tokens,
-                              options.task)
-            if chosen != "auto":
-                decision = Decision(router.manual(request, chosen))
-                decision.route.task = options.task or decision.route.task
-            else:
-                decision = router.decide(request)
+        decision = self._decide(prompt, options.source, options.task, options.attachments,
+                                options.max_tokens or self.config.max_tokens)
         decision.route, _ = self._keep_private(prompt, options, decision.route)
         return decision
 
+    def _decide(self, prompt: str, source: str | None, task: str | None, attachments: Sequence[Named],
+                max_tokens: int | None) -> Decision:
+        """The router's decision on ``prompt`` sent with this conversation's earlier messages, on ``source`` (else
+        the selected one; ``auto``: the router picks)."""
+        chosen = source or self.selected
+        if chosen != "auto" and chosen not in self.config.sources:
+            raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{chosen}' (configured: {', '.join(self.config.sources)})")
+        history = tuple(m["content"] for m in self.messages if m.get("content"))
+        request = Request(prompt, tuple(attachments), history, max_tokens, task)
+        return self.router.decide(request, None if chosen == "auto" else chosen)
+
     def retry_route(self, turn: Turn) -> Route:
         """Where to retry a reply that was cut or failed: the next source of its route, else the same one."""
-        following = getattr(self.router, "retry_route", None)
-        route = following(turn.route, turn.source) if following and turn.route and turn.source else None
+        route = self.router.retry_route(turn.route, turn.source) if turn.route and turn.source else None
         return route or Route(turn.source or self.selected, "retry on the same source", turn.route.task if turn.route else "chat")
 
     # -- sending ---------------------------------------------------------------------------
@@ -566,13 +608,10 @@ class Session:
     def _tell_router(self, name: str, error: SourceError | None, turn: Turn) -> None:
         """Feed the router's health (cool-down) and, after a stream that ended normally (a truncated or
         empty reply too: the source did its job), its latency statistics."""
-        record = getattr(self.router, "record", None)
-        if record is not None:
-            record(name, error is None, error.kind if error else None,
-                   retry_after=error.retry_after if error else None)
-        observe = getattr(self.router, "observe", None)
-        if error is None and observe is not None:
-            observe(name, turn.reading(), model=turn.model)
+        self.router.record(name, error is None, error.kind if error else None,
+                           retry_after=error.retry_after if error else None)
+        if error is None:
+            self.router.observe(name, turn.reading(), model=turn.model)
 
     def _begin(self, turn: Turn, name: str) -> None:
         spec = self.config.sources[name]

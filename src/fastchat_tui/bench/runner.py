@@ -15,8 +15,9 @@ Method (as in vLLM's ``bench serve``, GenAI-Perf and LLMPerf):
   end);
 * a request that fails is reported with its error kind and is never averaged
   in; a batch with a failure has no aggregate rate;
-* after an auth error a source gets no more requests: every one would be
-  refused the same way (the table and the progress lines say it once);
+* after an error that auto mode's health policy says every request would meet
+  alike (:func:`~fastchat_tui.router.refused_every_time`: a rejected key), a source
+  gets no more requests (the table and the progress lines say it once);
 * each figure is summarised as median, min and max over the successful runs.
 """
 
@@ -29,8 +30,8 @@ from collections.abc import Callable
 from fastchat_tui.bench.results import Batch, BenchResult, Progress, Run
 from fastchat_tui.config import Config
 from fastchat_tui.meter import Reading
-from fastchat_tui.session import Session
-from fastchat_tui.sources.base import ErrorKind
+from fastchat_tui.router import refused_every_time
+from fastchat_tui.session import Router, Session
 
 DEFAULT_PROMPT = (
     "Explain, in about 400 words, how a hash map works: hashing, buckets, collisions, "
@@ -38,8 +39,6 @@ DEFAULT_PROMPT = (
 )
 DEFAULT_REPEAT = 5
 DEFAULT_MAX_TOKENS = 512
-STOP_KINDS = frozenset({ErrorKind.AUTH})
-"""Error kinds after which a source is sent nothing more: a rejected key is rejected every time."""
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -87,7 +86,7 @@ async def run_bench(
         result.runs.extend(runs)
         if round_ >= 0:
             result.batches.append(Batch(name, round_, runs))
-        if any(run.error_kind in STOP_KINDS for run in runs):
+        if any(refused_every_time(run.error_kind) for run in runs):
             plan = plan[:step] + [batch for batch in plan[step:] if batch[0] != name]
         if on_progress:
             on_progress(Progress(name, phase, round_ + 1, repeat, step, len(plan), tuple(runs)))
@@ -115,16 +114,13 @@ def bench_session(config: Config) -> Session:
     return Session(config)
 
 
-def feed_router(router: object, result: BenchResult) -> list[str]:
-    """Give each source's medians to the router's latency statistics; returns the sources fed.
+def feed_router(router: Router, result: BenchResult) -> list[str]:
+    """Give each source's medians to the router's latency statistics (:meth:`Router.observe`); returns the
+    sources fed.
 
-    Uses ``Router.observe`` (any router without it is skipped). The reading is marked
-    inexact so the router does not book spend for it: the runs themselves were real
+    The reading is marked inexact so the router does not book spend for it: the runs themselves were real
     requests, but a median is not a reply.
     """
-    observe = getattr(router, "observe", None)
-    if observe is None:
-        return []
     fed: list[str] = []
     for name in result.sources:
         summary = result.summaries.get(name)
@@ -132,7 +128,7 @@ def feed_router(router: object, result: BenchResult) -> list[str]:
             continue
         decode, e2e, total = summary.stat("decode_tps"), summary.stat("e2e_tps"), summary.stat("total_s")
         tokens = summary.stat("output_tokens")
-        observe(name, Reading(
+        router.observe(name, Reading(
             ttft_s=ttft.median, live_tps=None, decode_tps=decode.median if decode else None,
             e2e_tps=e2e.median if e2e else None, output_tokens=int(tokens.median) if tokens else 0,
             tokens_exact=False, total_s=total.median if total else None, server_tps=None, input_tokens=None,

@@ -32,6 +32,7 @@ from fastchat_tui.bench import (
     fmt_rate,
     fmt_s,
     fmt_tokens,
+    keep_result,
     run_bench,
 )
 from fastchat_tui.commands.common import (
@@ -151,22 +152,15 @@ def run(args: argparse.Namespace) -> int:
         return 130
     progress.end()
     result = results[0]
-    if not args.no_save:
-        _save(result)
+    # a replaced damaged history file is told on stderr
+    if problem := keep_result(result, session, save=not args.no_save, on_problem=fail):
+        fail(f"results not saved: {problem}")
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False))
     else:
         sys.stdout.write(render_table(result))
         sys.stdout.flush()
     return 1 if result.failed else 0
-
-
-def _save(result: BenchResult) -> None:
-    try:
-        with open_history(on_problem=fail) as store:  # a replaced damaged file is told on stderr
-            store.save_bench(result)
-    except StoreError as exc:
-        fail(f"results not saved: {exc.message}")
 
 
 class _ProgressPrinter:

@@ -11,6 +11,7 @@ import json
 import sqlite3
 import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from fastchat_tui.config import Config
@@ -18,7 +19,7 @@ from fastchat_tui.dates import month_range
 from fastchat_tui.routing import LatencyStats
 from fastchat_tui.store.db import Database, StoreError, default_path, reply_parts
 from fastchat_tui.store.export import markdown_lines
-from fastchat_tui.store.models import BenchRow, ChatInfo, ReplyInfo, SearchHit, SourceUsage, StoredMessage
+from fastchat_tui.store.models import BenchRow, ChatInfo, ReplyInfo, SavedReply, SearchHit, SourceUsage, StoredMessage
 from fastchat_tui.store.recorder import ChatRecorder
 
 _REPLY_COLUMNS = (
@@ -79,8 +80,26 @@ class BenchOutcome(Protocol):
     def summaries(self) -> Mapping[str, BenchSummary]: ...
 
 
+class Watcher(Protocol):
+    """Told what this process saved in a :class:`Store` as it is saved (the router's ledger keeps its figures so)."""
+
+    def reply_saved(self, reply: SavedReply) -> None: ...
+    def bench_saved(self, sources: Sequence[str]) -> None: ...
+
+
 class Store(Database):
     """The history file and every question fastchat asks of it. Safe to share between threads."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, warning: str | None = None, *,
+                 read_only: bool = False) -> None:
+        super().__init__(path, conn, warning, read_only=read_only)
+        self.watchers: list[Watcher] = []
+        """Told of each reply the recorder ends and each bench saved (:meth:`replied`, :meth:`save_bench`)."""
+
+    def replied(self, reply: SavedReply) -> None:
+        """The recorder saved ``reply`` as it ended: tell the :attr:`watchers`."""
+        for watcher in self.watchers:
+            watcher.reply_saved(reply)
 
     # -- chats ---------------------------------------------------------------------------
 
@@ -285,6 +304,8 @@ class Store(Database):
             for name in result.sources if (summary := result.summaries.get(name)) is not None
         ]
         self._write(lambda c: c.executemany(_BENCH_INSERT, rows))
+        for watcher in self.watchers:
+            watcher.bench_saved([row[2] for row in rows])
         return bench_id
 
     def bench_history(self, sources: Sequence[str] | None = None, limit: int = 50) -> list[BenchRow]:

@@ -20,6 +20,19 @@ def title_from(prompt: str) -> str:
 
 
 @dataclass(slots=True, frozen=True)
+class SavedReply:
+    """The figures of a reply as the recorder wrote them when it ended: what the router's ledger learns from."""
+
+    source: str
+    model: str | None
+    status: str
+    started_at: float
+    ttft_s: float | None
+    decode_tps: float | None
+    cost_usd: float | None
+
+
+@dataclass(slots=True, frozen=True)
 class ChatInfo:
     id: int
     title: str

@@ -32,7 +32,7 @@ from fastchat_tui.keys import redact
 from fastchat_tui.meter import Reading
 from fastchat_tui.pricing import cost
 from fastchat_tui.store.db import StoreError
-from fastchat_tui.store.models import title_from
+from fastchat_tui.store.models import SavedReply, title_from
 from fastchat_tui.turn import ENDED, STOPPED
 
 REDACT_CONTEXT = 1024
@@ -113,6 +113,7 @@ class _Store(Protocol):
     def repairs(self) -> int: ...
     def _write(self, body: Callable[[sqlite3.Connection], T]) -> T: ...
     def context(self, chat_id: int) -> list[dict[str, str]]: ...
+    def replied(self, reply: SavedReply) -> None: ...
 
 
 S = TypeVar("S", bound=_Store)
@@ -259,6 +260,11 @@ class ChatRecorder(Generic[S]):
                 self._filed(turn, saved)
             if final:
                 self._live.pop(id(turn), None)
+                if turn.source:
+                    status, reading, spend = self._outcome(turn, final)
+                    self.store.replied(SavedReply(turn.source, turn.model, status, turn.started_at,
+                                                  reading.ttft_s if reading else None,
+                                                  reading.decode_tps if reading else None, spend))
             else:
                 self._live[id(turn)] = saved
             return
@@ -340,16 +346,9 @@ class ChatRecorder(Generic[S]):
         session sent; see ``Session._end``)."""
         turn, message_id = live.turn, live.message_id
         now = time.time()
-        reading = turn.reading()
-        status = turn.status if final else "streaming"
-        if final and status not in ENDED:  # a turn the session could not finish is saved as an error
-            status = "error"
+        status, reading, spend = self._outcome(turn, final)
         error = turn.error
         route = turn.route
-        spend = None
-        if (final and reading is not None and (reading.tokens_exact or status in STOPPED) and self.config is not None
-                and turn.source):
-            spend = cost(self.config.sources.get(turn.source), reading.input_tokens, reading.output_tokens)
         reasoning = None
         if final:
             text, reasoning = redact(turn.text), redact(turn.reasoning)
@@ -382,6 +381,19 @@ class ChatRecorder(Generic[S]):
         if final:
             c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, live.chat_id))
         return live
+
+
+    def _outcome(self, turn: RecordedTurn, final: bool) -> tuple[str, Reading | None, float | None]:
+        """The status, meter reading and cost a save writes for ``turn`` (a cost only at the end)."""
+        reading = turn.reading()
+        status = turn.status if final else "streaming"
+        if final and status not in ENDED:  # a turn the session could not finish is saved as an error
+            status = "error"
+        spend = None
+        if (final and reading is not None and (reading.tokens_exact or status in STOPPED) and self.config is not None
+                and turn.source):
+            spend = cost(self.config.sources.get(turn.source), reading.input_tokens, reading.output_tokens)
+        return status, reading, spend
 
 
 def _after_repair(c: sqlite3.Connection, live: _Live, repairs: int) -> _Live | None:

@@ -1,14 +1,16 @@
 """The bench screen: ``fastchat bench`` in the TUI, drawn as bars of decode rate and TTFT per source.
 
 Opened from the command palette ("Bench sources"). It runs the same interleaved bench
-as the CLI (:func:`fastchat_tui.bench.run_bench`) on a session of its own, so chat is
-left alone; bars grow as runs finish. When the bench ends, the results are saved in
-the history store and each source's medians feed the router's statistics.
+as the CLI (:func:`fastchat_tui.bench.run_bench`) on the chat's session, detached
+(:meth:`~fastchat_tui.session.Session.detached`): the same warm sources and keys (one pasted
+for this session only too), while the conversation and its history are left alone; bars
+grow as runs finish. When the bench ends, :func:`~fastchat_tui.bench.keep_result` saves the
+results in the chat's history store and feeds each source's medians to its router.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 from rich.text import Text
 from textual import work
@@ -31,8 +33,11 @@ from fastchat_tui.bench import (
     Stat,
     fmt_failures,
     fmt_tokens,
+    keep_result,
+    run_bench,
     summarise,
 )
+from fastchat_tui.session import Session
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -186,7 +191,7 @@ class BenchScreen(Screen[BenchResult | None]):
 
     def __init__(
         self,
-        config,
+        session: Session,
         sources: list[str] | None = None,
         *,
         prompt: str = DEFAULT_PROMPT,
@@ -194,18 +199,15 @@ class BenchScreen(Screen[BenchResult | None]):
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
         concurrency: int = 1,
         result: BenchResult | None = None,
-        router=None,
         save: bool = True,
-        session_factory: Callable | None = None,
     ) -> None:
+        """``session``: the chat's; ``save``: keep the results in history (a shown ``result`` is never saved again)."""
         super().__init__()
-        self.config = config
-        self.sources = list(sources or config.sources)
+        self.session = session
+        self.sources = list(sources or session.config.sources)
         self.prompt, self.repeat, self.max_tokens, self.concurrency = prompt, repeat, max_tokens, concurrency
         self.result = result
-        self.router = router
         self.save = save
-        self.session_factory = session_factory
         self.running = False
         self.saved_note: str | None = None
         self._runs: list[Run] = []
@@ -246,9 +248,7 @@ class BenchScreen(Screen[BenchResult | None]):
 
     @work(group="bench", exclusive=True)
     async def _bench(self, generation: int) -> None:
-        from fastchat_tui.bench import bench_session, run_bench
-
-        session = self.session_factory() if self.session_factory else bench_session(self.config)
+        session = self.session.detached()  # its sources are the chat's: they stay open for it
 
         def on_progress(event: Progress) -> None:
             if generation == self._generation:
@@ -266,7 +266,6 @@ class BenchScreen(Screen[BenchResult | None]):
         finally:
             if generation == self._generation:
                 self.running = False
-            await session.aclose()
         if generation != self._generation:
             return
         self.result = result
@@ -291,16 +290,9 @@ class BenchScreen(Screen[BenchResult | None]):
 
     def _after(self, result: BenchResult) -> None:
         """Feed the router and save the result; a failing store is a note, not an error."""
-        from fastchat_tui.bench import feed_router
-
-        router = self.router
-        if router is None:
-            session = getattr(self.app, "session", None)
-            router = getattr(session, "router", None)
-        if router is not None:
-            feed_router(router, result)
+        problem = keep_result(result, self.session, save=self.save)
         if self.save:
-            self.saved_note = _save(result)
+            self.saved_note = f"not saved: {problem}" if problem else "saved to history"
 
     def _show_result(self, result: BenchResult) -> None:
         summaries = [result.summaries[name] for name in result.sources if name in result.summaries]
@@ -341,23 +333,19 @@ class BenchScreen(Screen[BenchResult | None]):
             self.start()
 
 
-def _save(result: BenchResult) -> str:
-    from fastchat_tui.store import StoreError, open_history
+class ChatApp(Protocol):
+    """What the palette entry needs of the chat app: its session, and a screen to push."""
 
-    try:
-        with open_history() as store:
-            store.save_bench(result)
-    except StoreError as exc:
-        return f"not saved: {exc.message}"
-    return "saved to history"
+    @property
+    def session(self) -> Session: ...
+    def push_screen(self, screen: BenchScreen) -> object: ...
 
 
-def bench_command(app) -> SystemCommand:
-    """The command palette entry that opens the bench screen on ``app``'s config and router."""
+def bench_command(app: ChatApp) -> SystemCommand:
+    """The command palette entry that opens the bench screen on ``app``, benching on the chat's session."""
 
     def open_bench() -> None:
-        session = getattr(app, "session", None)
-        app.push_screen(BenchScreen(app.config, router=getattr(session, "router", None)))
+        app.push_screen(BenchScreen(app.session))
 
     return SystemCommand("Bench sources", "Measure every source with the same prompt: TTFT and decode rate side by side",
                          open_bench)
