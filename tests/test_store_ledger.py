@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.config import Config, SourceConfig, load
-from fastchat_tui.dates import month_range
+from fastchat_tui.dates import month_key, month_range
 from fastchat_tui.pricing import cost
 from fastchat_tui.router import Router
 from fastchat_tui.routing import EXPECTED_TOKENS, LatencyStats
@@ -129,17 +129,23 @@ def test_the_cache_answers_as_the_store_would(tmp_path: Path) -> None:
 
 
 def test_spend_is_kept_per_month_as_the_store_sums_it(tmp_path: Path) -> None:
+    """This month's spend is loaded; what this process saves afterwards counts in its own month (the next one too,
+    for a session left open over the turn of the month)."""
     spec = SourceConfig("fast", "openai", "http://127.0.0.1:9/v1", "fast-model", price_in=1.0, price_out=2.0)
     config = Config(sources={"fast": spec})
-    may, june = month_range("2026-05")[0] + 3600, month_range("2026-06")[0] + 3600
+    this_month = month_key(time.time())
+    start, end = month_range(this_month)
     with Store.open(tmp_path / "history.db") as store:
         recorder = store.recorder(config)
-        record(recorder, stored_turn("q", "a b c", started_at=may))
+        record(recorder, stored_turn("q", "a b c", started_at=start - 3600))  # last month: not this month's
+        record(recorder, stored_turn("q", "a b c", started_at=start + 60))
         ledger = StoreLedger(store)
-        record(recorder, stored_turn("q", "a b c", started_at=june))
-        record(recorder, stored_turn("q", "a b c", started_at=june + 60))
-        for month, t in (("2026-05", may), ("2026-06", june)):
-            assert ledger.spend_this_month("fast", t) == pytest.approx(store.spend("fast", month))
-        assert StoreLedger(store).spend_this_month("fast", june) == pytest.approx(store.spend("fast", "2026-06"))
-        assert store.spend("fast", "2026-06") == pytest.approx(2 * cost(spec, 10, 3))
+        assert ledger.spend_this_month("fast", start + 120) == pytest.approx(store.spend("fast", this_month))
+        record(recorder, stored_turn("q", "a b c", started_at=start + 120))
+        record(recorder, stored_turn("q", "a b c", started_at=end + 60))
+        next_month = month_key(end + 60)
+        assert ledger.spend_this_month("fast", start + 180) == pytest.approx(store.spend("fast", this_month))
+        assert ledger.spend_this_month("fast", end + 120) == pytest.approx(store.spend("fast", next_month))
+        assert StoreLedger(store).spend_this_month("fast", time.time()) == pytest.approx(store.spend("fast", this_month))
+        assert store.spend("fast", this_month) == pytest.approx(2 * cost(spec, 10, 3))
         assert cost(spec, 10, 3)

@@ -122,7 +122,7 @@ class Router:
 
         The pair (source, model) is its own candidate (:func:`~fastchat_tui.routing.candidate`): its speed is
         learned apart, and routing predicts a source by the model it last answered with. A store-backed ledger
-        reads the figures from the history instead, where the recorder already wrote the reply.
+        learns the figures from the history instead, as the recorder writes the reply there.
         """
         spec = self.sources.get(source)
         if model is not None:

@@ -1,20 +1,22 @@
 """The router's :class:`~fastchat_tui.routing.Ledger` over the history: spend and speed as saved.
 
 The recorder already books every reply's cost and figures, so this ledger only reads, and only once:
-it loads its figures when it is made (when the session opens) and from then on learns what this
-process saves in the store as it is saved (:class:`~fastchat_tui.store.history.Watcher`). A routing
-decision, made on the event loop for every prompt, so reads memory and runs no SQL. Replies saved
-by another process meanwhile count from the next session on.
+it loads this month's spend and the latest figures when it is made (when the session opens) and from
+then on learns what this process saves in the store as it is saved
+(:class:`~fastchat_tui.store.history.Watcher`). A routing decision, made on the event loop for every
+prompt, so reads memory and runs no SQL. Replies saved by another process meanwhile count from the
+next session on.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import statistics
+import time
 from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 
-from fastchat_tui.dates import month_key
+from fastchat_tui.dates import month_key, month_range
 from fastchat_tui.routing import LatencyStats, split_candidate
 from fastchat_tui.store.history import Store
 from fastchat_tui.store.models import BenchRow, SavedReply
@@ -23,6 +25,9 @@ RECENT = 50
 """How many of a candidate's latest replies its medians are taken over (as :meth:`Store.latency_stats`)."""
 MEASURED = ("complete", "truncated", "empty")
 """Reply statuses whose figures count: the stream ended normally, so it was measured whole."""
+MODELS_SEEN = 1000
+"""The models a source served in this many of its latest replies are the candidates loaded (a model not used in
+so long is routed on its tags' priors until it answers again)."""
 
 Samples = deque[tuple[float, float | None]]
 """(TTFT s, decode tok/s) of recent replies, newest first."""
@@ -97,23 +102,24 @@ class StoreLedger:
         return self._by_source.setdefault(source, deque(maxlen=RECENT))
 
     def _load(self, c: sqlite3.Connection) -> list[str]:
-        """Every month's spend per source, and each candidate's :data:`RECENT` latest measured replies (and each
-        source's, whatever the model); returns the sources benched."""
-        for source, month, usd in c.execute(
-                "SELECT source, strftime('%Y-%m', started_at, 'unixepoch', 'localtime'), sum(cost_usd) FROM replies"
-                " WHERE source IS NOT NULL AND cost_usd IS NOT NULL GROUP BY 1, 2"):
-            self._spend[source, month] = float(usd)
-        statuses = ", ".join(f"'{status}'" for status in MEASURED)
-        rows = c.execute(
-            "SELECT source, model, ttft_s, decode_tps, by_model, by_source FROM ("
-            " SELECT source, model, ttft_s, decode_tps, started_at,"
-            "  row_number() OVER (PARTITION BY source, model ORDER BY started_at DESC) AS by_model,"
-            "  row_number() OVER (PARTITION BY source ORDER BY started_at DESC) AS by_source"
-            f" FROM replies WHERE source IS NOT NULL AND status IN ({statuses}) AND ttft_s IS NOT NULL)"
-            " WHERE by_model <= ? OR by_source <= ? ORDER BY started_at DESC", (RECENT, RECENT))
-        for source, model, ttft, rate, by_model, by_source in rows:
-            if by_model <= RECENT and model is not None:
-                self._of_model(source, model).append((ttft, rate))
-            if by_source <= RECENT:
-                self._of_source(source).append((ttft, rate))
+        """This month's spend per source, each candidate's :data:`RECENT` latest measured replies (and each
+        source's, whatever the model), all read along the ``(source, started_at)`` index; returns the sources
+        benched."""
+        start, end = month_range(month_key(time.time()))
+        measured = f"status IN ({', '.join(repr(status) for status in MEASURED)}) AND ttft_s IS NOT NULL"
+        sources = [source for (source,) in c.execute("SELECT DISTINCT source FROM replies WHERE source IS NOT NULL")]
+        for source in sources:
+            (usd,) = c.execute("SELECT coalesce(sum(cost_usd), 0.0) FROM replies WHERE source = ? AND started_at >= ?"
+                               " AND started_at < ?", (source, start, end)).fetchone()
+            if usd:
+                self._spend[source, month_key(start)] = float(usd)
+            self._of_source(source).extend(c.execute(
+                f"SELECT ttft_s, decode_tps FROM replies WHERE source = ? AND {measured}"
+                " ORDER BY started_at DESC LIMIT ?", (source, RECENT)))
+            models = c.execute("SELECT DISTINCT model FROM (SELECT model FROM replies WHERE source = ?"
+                               " ORDER BY started_at DESC LIMIT ?) WHERE model IS NOT NULL", (source, MODELS_SEEN))
+            for (model,) in models.fetchall():
+                self._of_model(source, model).extend(c.execute(
+                    f"SELECT ttft_s, decode_tps FROM replies WHERE source = ? AND model = ? AND {measured}"
+                    " ORDER BY started_at DESC LIMIT ?", (source, model, RECENT)))
         return [source for (source,) in c.execute("SELECT DISTINCT source FROM bench_runs")]
