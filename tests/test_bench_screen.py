@@ -197,6 +197,10 @@ async def test_the_bench_uses_a_key_given_in_the_chat_for_this_session_only(tmp_
                 assert isinstance(screen, BenchScreen)
                 await wait_for(pilot, lambda: screen.result is not None)
                 assert screen.result.summaries["keyed"].ok == 5
+                history = app.session.history  # saved in the chat's own store, which its router's ledger reads
+                assert history is not None and [row.source for row in history.bench_history()] == ["keyed"]
+                assert [m.content for m in history.messages(app.session.recorder.chat_id)] == [  # type: ignore[union-attr]
+                    "hello", app.session.messages[-1]["content"]]  # no bench run joined the chat
             benched = server.authorizations()[asked:]
             assert len(benched) == 6 and set(benched) == {f"Bearer {key}"}  # the warm-up and five runs
     finally:
