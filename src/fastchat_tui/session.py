@@ -1,8 +1,9 @@
 """One conversation, and the only place a request is handled.
 
 :meth:`Session.stream` routes a prompt (or takes the route it is given), checks that it
-fits the source's context, sends it, falls back to the next source when one fails before
-its first token, feeds the meter, tells the router how each attempt went, says how the
+fits the source's context, sends it, sends it again after a failure that is worth a retry
+(:mod:`fastchat_tui.retries`), falls back to the next source when one fails before its first
+token, feeds the meter, tells the router how each attempt went, says how the
 reply ended (:meth:`Turn.settle <fastchat_tui.turn.Turn.settle>`), records the reply, and
 yields typed events (:mod:`fastchat_tui.events`) that the TUI, ``ask``,
 ``review`` and ``bench`` all consume the same way. Retry, key rotation, new chat,
@@ -26,9 +27,10 @@ from fastchat_tui import context
 from fastchat_tui.attachment import Attachment
 from fastchat_tui.classify import DEFAULT_SETTINGS, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
+from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Retrying, Routed, SessionEvent
 from fastchat_tui.keys import lookup as keyring_then_env_key
 from fastchat_tui.meter import Meter
+from fastchat_tui.retries import retry_delay
 from fastchat_tui.router import hedge_routes
 from fastchat_tui.routing import Decision, MemoryLedger, Named, Request, Route
 from fastchat_tui.secrets_scan import Finding, Scanner
@@ -103,6 +105,8 @@ class RouterLike(Protocol):
 
 
 KeyLookup = Callable[[SourceConfig], "str | None"]
+AttemptEvent = ModelChosen | Retrying | Preparing | ReasoningDelta | TextDelta | Usage | Progress
+"""What one source's attempts yield (:meth:`Session._attempts`)."""
 
 
 def default_route(prompt: str, session: Session, *, attachments: Sequence[Named] = (), hint: str | None = None,
@@ -481,7 +485,7 @@ class Session:
                     self._begin(turn, name)
                     yield Attempt(turn, name)
                     try:
-                        async with aclosing(self._attempt(turn, messages, max_tokens)) as events:
+                        async with aclosing(self._attempts(turn, messages, max_tokens)) as events:
                             async for event in events:
                                 yield event
                     except SourceError as error:
@@ -602,10 +606,35 @@ class Session:
         if turn.options.remember and turn.options.group is None and turn.answered:
             self.keep(turn)
 
-    async def _attempt(self, turn: Turn, messages: list[dict[str, str]],
-                       max_tokens: int | None) -> AsyncGenerator[ModelChosen | Preparing | ReasoningDelta | TextDelta
-                                                                 | Usage | Progress, None]:
-        """One source's stream: the meter and the recorder are fed here, the events passed on.
+    async def _attempts(self, turn: Turn, messages: list[dict[str, str]],
+                        max_tokens: int | None) -> AsyncGenerator[AttemptEvent, None]:
+        """``turn.source``'s stream, sent again after a failure before any output as :func:`retry_delay` says,
+        with a :class:`Retrying` before each wait. The meter counts from the first attempt's send (the source's
+        stamp where the failed request was written, else the moment it was asked), so TTFT, the total and the
+        router's latency figures include the failed attempts and the waits. Raises the last attempt's error."""
+        attempt, first_send = 1, None
+        while True:
+            asked = time.perf_counter()
+            try:
+                async with aclosing(self._attempt(turn, messages, max_tokens, first_send, attempt)) as events:
+                    async for event in events:
+                        yield event
+                return
+            except SourceError as error:
+                wait = None if turn.streamed else retry_delay(error, attempt - 1)
+                if wait is None:
+                    raise
+                if first_send is None:
+                    first_send = turn.meter.t_send if turn.meter else error.t_send or asked
+                turn.meter = None
+                attempt += 1
+                yield Retrying(turn, turn.source or "", attempt, wait, error)
+                await asyncio.sleep(wait)
+
+    async def _attempt(self, turn: Turn, messages: list[dict[str, str]], max_tokens: int | None,
+                       first_send: float | None = None, attempts: int = 1) -> AsyncGenerator[AttemptEvent, None]:
+        """One request to one source: the meter and the recorder are fed here, the events passed on. The meter
+        starts at ``first_send`` when this is a retry (``attempts`` requests so far), else at the source's send.
 
         Output is saved on a clock, not when the next event comes: the first output not yet saved sets a
         timer that saves the turn :data:`RECORD_EVERY_S` later, even if the source stalls meanwhile. A timer
@@ -639,7 +668,7 @@ class Session:
                         meter.reasoning(event.t)
                     else:
                         if type(event) is Sent:
-                            turn.meter = meter = Meter(event.t)
+                            turn.meter = meter = Meter(event.t if first_send is None else first_send, attempts)
                         elif type(event) is Usage:
                             assert meter is not None
                             meter.usage(event.output_tokens, event.input_tokens, event.server_eval_count,

@@ -184,13 +184,19 @@ class SourceError(Exception):
         source: str = "",
         status: int | None = None,
         retry_after: float | None = None,
+        dropped: bool = False,
+        t_send: float | None = None,
     ) -> None:
+        """``dropped``: the connection was refused or dropped before the server answered (no timeout: nothing
+        was waited for). ``t_send``: when the failed request was written, where the source knows it."""
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.source = source
         self.status = status
         self.retry_after = retry_after
+        self.dropped = dropped
+        self.t_send = t_send
 
     @property
     def label(self) -> str:
@@ -207,6 +213,20 @@ class SourceError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class NotRunning(SourceError):
+    """Nothing accepted the connection to ``server`` (``"Ollama"``) at an address on this machine: it is not
+    running (kind ``unreachable``). The label says so (``Ollama is not running``), where an error elsewhere
+    says ``unreachable``, so no display reads it as the source that was tried next being unreachable."""
+
+    def __init__(self, server: str, message: str, *, source: str = "") -> None:
+        super().__init__(ErrorKind.UNREACHABLE, message, source=source)
+        self.server = server
+
+    @property
+    def label(self) -> str:
+        return f"{self.server} is not running"
 
 
 @dataclass(slots=True)

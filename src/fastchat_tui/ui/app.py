@@ -24,10 +24,11 @@ from textual.worker import Worker, WorkerError
 
 from fastchat_tui.catalog import Catalog, Listing, ModelSpecError
 from fastchat_tui.config import Config, Template
-from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
+from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Retrying, Routed, SessionEvent
 from fastchat_tui.meter import live_summary, summary
 from fastchat_tui.progress import preparing_text
 from fastchat_tui.race import Race, race
+from fastchat_tui.retries import retrying_text
 from fastchat_tui.router import fallback_text, hedge_text, status_text
 from fastchat_tui.session import SensitiveRefusal, Session
 from fastchat_tui.sources.base import ErrorKind, ModelChosen, Preparing, Probe, ReasoningDelta, SourceError, TextDelta
@@ -452,6 +453,8 @@ class FastchatApp(App[None]):
                         self.refresh_bindings()  # nothing to retry while it streams
                     elif isinstance(event, Fallback):
                         self.chat.add_notice(fallback_text(event.failed, event.next, event.error), "warning")
+                    elif isinstance(event, Retrying):
+                        self.status.show(meter=retrying_text(event.source, event.error, event.attempt, event.delay))
                     elif isinstance(event, Finished):
                         turn = self._turn = event.turn
         finally:
