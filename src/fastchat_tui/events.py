@@ -44,12 +44,14 @@ class Attempt:
 
 @dataclass(slots=True)
 class Fallback:
-    """``failed`` failed before its first token with ``error``; ``next`` is tried now."""
+    """``failed`` failed before its first token with ``error`` (or its server is not running: a
+    :class:`~fastchat_tui.sources.base.NotRunning`); ``next`` is tried now, with ``model``."""
 
     turn: Turn
     failed: str
     error: SourceError
     next: str
+    model: str
 
 
 @dataclass(slots=True)

@@ -34,8 +34,8 @@ Nothing is retried here (nor by the SDK: its ``max_retries`` is 0): the session 
 again (:mod:`fastchat_tui.retries`). An error says what that needs: ``retry_after`` from ``Retry-After``
 (or ``retry-after-ms``), ``dropped`` for a refused or reset connection, and ``t_send`` for a refused request.
 
-The model list is ``GET {base_url}/models`` (:meth:`OpenAISource.models`). A preset's default model that
-the provider no longer lists is replaced by one it does (:class:`~fastchat_tui.sources._util.DefaultModel`).
+The model list is ``GET {base_url}/models`` (:meth:`OpenAISource.models`); the session uses it to pick a model
+when a preset's default one is no longer listed (:mod:`fastchat_tui.model_choice`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ from fastchat_tui.sources._util import (
     MESSAGE_CAP,
     MODEL_LIST_CAP,
     Budget,
-    DefaultModel,
     LineSplitter,
     OverLimit,
     ThinkSplitter,
@@ -65,7 +64,6 @@ from fastchat_tui.sources._util import (
     excerpt as _excerpt,
     limit_error,
     loads as _loads,
-    model_is_default,
     read_capped,
     reason as _reason,
     received as _received,
@@ -136,7 +134,6 @@ class OpenAISource:
         self._headers: dict[str, Any] = {}
         preset = PRESETS.get(config.preset or "")
         self._takes_effort = preset is not None and preset.reasoning_effort
-        self._default = DefaultModel(self.name, self.kind, self.model, self.models) if model_is_default(config) else None
 
     # -- client ----------------------------------------------------------------------
 
@@ -189,18 +186,11 @@ class OpenAISource:
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
-        task: str | None = None,
         temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`; a preset's default model that the
-        provider no longer lists is replaced by one it does (:class:`DefaultModel`)."""
-
-        def send(name: str) -> AsyncGenerator[Event, None]:
-            return self._stream(messages, name, max_tokens, think, temperature)
-
-        if model is None and self._default is not None:
-            return self._default.stream(send, task)
-        return send(model or self.model)
+        """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`: ``model`` is sent as it is
+        (the configured one when ``None``)."""
+        return self._stream(messages, model or self.model, max_tokens, think, temperature)
 
     async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
                       think: bool | str | None, temperature: float | None) -> AsyncGenerator[Event, None]:

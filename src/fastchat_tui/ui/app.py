@@ -452,7 +452,8 @@ class FastchatApp(App[None]):
                         self._show_selection(route=self._route_line(turn), meter="waiting for first token…")
                         self.refresh_bindings()  # nothing to retry while it streams
                     elif isinstance(event, Fallback):
-                        self.chat.add_notice(fallback_text(event.failed, event.next, event.error), "warning")
+                        self.chat.add_notice(fallback_text(event.failed, event.next, event.error, event.model),
+                                             "warning")
                     elif isinstance(event, Retrying):
                         self.status.show(meter=retrying_text(event.source, event.error, event.attempt, event.delay))
                     elif isinstance(event, Finished):
@@ -463,7 +464,7 @@ class FastchatApp(App[None]):
     def _route_line(self, turn: Turn) -> str:
         """Where the prompt went and why, for the status bar."""
         if turn.fallback_from and turn.source and turn.errors:
-            return "· " + fallback_text(turn.fallback_from, turn.source, turn.errors[-1])
+            return "· " + fallback_text(turn.fallback_from, turn.source, turn.errors[-1], turn.model)
         if self._hedged is not None and self._hedged.turn is turn:
             return f"→ {turn.source} · {turn.model} · {hedge_text(self._hedged)}"
         if self.session.selected == "auto" and turn.route:
