@@ -121,7 +121,7 @@ async def test_escape_sequences_and_controls_never_leave_the_source(kind, spawn_
 async def test_a_servers_error_message_is_cleaned_too(kind, spawn_server):
     refusal = Script(status=500, error_body={"error": "bad\x1b]52;c;eA==\x07 \ud800day"})
     server = scripted(kind, spawn_server, refusal)
-    server.push(refusal)  # an OpenAI source retries a 500 once
+    server.push(refusal)  # a session retries a 500 once; a second one is there if it does
     _, error, _ = await run(kind, server.url)
     assert error is not None and error.kind is ErrorKind.SERVER
     assert "\x1b" not in error.message and "\x07" not in error.message and "bad \ufffdday" in error.message

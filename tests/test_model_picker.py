@@ -122,7 +122,7 @@ async def test_the_picker_lists_each_sources_models_and_flags_a_missing_configur
         assert "so its requests will fail; download it with `ollama pull mistral:7b`" in flag.message
         assert "2.0 GB · Q4_K_M · 131,072 ctx" in shown[3]
         assert "configured" in shown[6] and "configured" not in shown[7]
-        assert "✗ unreachable" in shown[8] and len(shown) == 9  # no models under a source that did not answer
+        assert "✗ Ollama is not running" in shown[8] and len(shown) == 9  # no models under a source that did not answer
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, SourcePicker))
         assert app.status.text.startswith("● mine · mistral:7b  mine: mistral:7b is not installed at")

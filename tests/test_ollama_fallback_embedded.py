@@ -1,4 +1,4 @@
-"""An Ollama model runs in fastchat's own llama.cpp while Ollama is not running (issue 16).
+"""An Ollama model runs in fastchat's own llama.cpp while Ollama is not running (issue 16): the session's decision.
 
 Against a fake Ollama store made here (``OLLAMA_MODELS``: a manifest whose model layer names a blob, which is
 the real Gemma 3 270M GGUF of the test extras linked in, or a GGUF header alone where llama.cpp is not started)
@@ -22,8 +22,8 @@ from fastchat_tui.config import Config, load
 from fastchat_tui.events import Fallback, Finished, ModelChosen, Preparing, SessionEvent
 from fastchat_tui.presets import PRESETS
 from fastchat_tui.session import Session
-from fastchat_tui.sources.base import ErrorKind, Event, SourceError
-from fastchat_tui.sources.ollama import OllamaSource
+from fastchat_tui.sources.base import ErrorKind, SourceError
+from fastchat_tui.sources.embedded import EmbeddedSource
 from fastchat_tui.turn import SendOptions
 from tests.keys_helpers import env_key
 from tests.llamacpp_server import ensure_model
@@ -35,7 +35,6 @@ MODEL = PRESETS["ollama"].model
 """``qwen2.5-coder:7b``: the Ollama preset's default, the model a discovered Ollama source asks for."""
 MANIFEST = "registry.ollama.ai/library/qwen2.5-coder/7b"
 NOTE = f"local: using {MODEL} (Ollama is not running; running {MODEL} in fastchat's own llama.cpp)"
-PROMPT = [{"role": "user", "content": "Once upon a time"}]
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +73,23 @@ def _ollama(tmp_path: Path, base_url: str, **keys: str) -> Config:
     return load(path)
 
 
-async def _stream(source: OllamaSource) -> list[Event]:
-    async with aclosing(source.stream(PROMPT, max_tokens=2)) as stream:
-        return [event async for event in stream]
+async def _session_events(session: Session, prompt: str) -> list[SessionEvent]:
+    async with aclosing(session.stream(prompt, SendOptions(max_tokens=8))) as events:
+        return [event async for event in events]
+
+
+async def _refused(config: Config) -> SourceError:
+    """The error one prompt to ``config``'s one source ends with, after checking that no stand-in ran it."""
+    session = Session(config, key_lookup=env_key)
+    try:
+        events = await _session_events(session, "Once upon a time")
+    finally:
+        await session.aclose()
+    assert not any(isinstance(e, ModelChosen) for e in events)  # no stand-in said it ran the model
+    assert not session._stand_ins
+    finished = events[-1]
+    assert isinstance(finished, Finished) and finished.turn.error is not None
+    return finished.turn.error
 
 
 # -- when it does not happen: the error is what it was ------------------------------------------
@@ -86,33 +99,22 @@ async def test_an_ollama_elsewhere_is_never_run_here(machine: Path, monkeypatch:
     """0.0.0.0 is not a loopback address to fastchat (``is_loopback_url``), yet Linux connects it to this
     machine: a refused connection to an Ollama that is not on this machine, without leaving it."""
     monkeypatch.setenv("OLLAMA_MODELS", str(_store(machine)))
-    source = OllamaSource(_ollama(machine, f"http://0.0.0.0:{closed_port()}").sources["local"])
-    with pytest.raises(SourceError) as caught:
-        await _stream(source)
-    assert caught.value.kind is ErrorKind.UNREACHABLE and "cannot connect to Ollama" in caught.value.message
-    assert source._embedded is None
-    await source.aclose()
+    error = await _refused(_ollama(machine, f"http://0.0.0.0:{closed_port()}"))
+    assert error.kind is ErrorKind.UNREACHABLE and "cannot connect to Ollama" in error.message
 
 
 async def test_a_model_the_store_lacks_is_unreachable_as_before(machine: Path, dead_url: str):
-    source = OllamaSource(_ollama(machine, dead_url).sources["local"])
-    with pytest.raises(SourceError) as caught:
-        await _stream(source)
-    assert caught.value.kind is ErrorKind.UNREACHABLE
-    assert caught.value.message.endswith("is Ollama running? start it with `ollama serve`")
-    assert source._embedded is None
-    await source.aclose()
+    error = await _refused(_ollama(machine, dead_url))
+    assert error.kind is ErrorKind.UNREACHABLE
+    assert error.message.endswith("is Ollama running? start it with `ollama serve`")
 
 
 async def test_without_llama_cpp_installed_it_is_unreachable_as_before(machine: Path, dead_url: str,
                                                                        monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("OLLAMA_MODELS", str(_store(machine)))
     monkeypatch.setitem(sys.modules, "xllamacpp", None)  # what find_spec reports for a package that is not there
-    source = OllamaSource(_ollama(machine, dead_url).sources["local"])
-    with pytest.raises(SourceError) as caught:
-        await _stream(source)
-    assert caught.value.kind is ErrorKind.UNREACHABLE and source._embedded is None
-    await source.aclose()
+    error = await _refused(_ollama(machine, dead_url))
+    assert error.kind is ErrorKind.UNREACHABLE
 
 
 async def test_an_ollama_that_accepts_but_does_not_answer_is_a_timeout_not_a_reason_to_load_the_model(
@@ -123,20 +125,11 @@ async def test_an_ollama_that_accepts_but_does_not_answer_is_a_timeout_not_a_rea
         listening.bind(("127.0.0.1", 0))
         listening.listen(4)  # connections complete in the backlog; nothing reads them
         port = listening.getsockname()[1]
-        source = OllamaSource(_ollama(machine, f"http://127.0.0.1:{port}", timeout_s="0.3").sources["local"])
-        with pytest.raises(SourceError) as caught:
-            await _stream(source)
-        await source.aclose()
-    assert caught.value.kind is ErrorKind.UNREACHABLE and "no response from" in caught.value.message
-    assert source._embedded is None
+        error = await _refused(_ollama(machine, f"http://127.0.0.1:{port}", timeout_s="0.3"))
+    assert error.kind is ErrorKind.UNREACHABLE and "no response from" in error.message
 
 
 # -- when it does: llama.cpp runs the store's GGUF -----------------------------------------------
-
-
-async def _session_events(session: Session, prompt: str) -> list[SessionEvent]:
-    async with aclosing(session.stream(prompt, SendOptions(max_tokens=8))) as events:
-        return [event async for event in events]
 
 
 @pytest.mark.llamacpp
@@ -157,15 +150,15 @@ async def test_ollama_down_runs_the_stores_model_in_fastchats_llama_cpp_and_says
         assert turn.text and turn.status in ("complete", "truncated")
         reading = turn.reading()
         assert reading.tokens_exact and reading.server_tps and reading.server_tps > 0  # llama.cpp's own timings
-        source = session.source("local")
-        assert isinstance(source, OllamaSource) and source._embedded is not None
-        pid = source._embedded.pid
+        stand_in = session._stand_ins.get("local")
+        assert isinstance(stand_in, EmbeddedSource)
+        pid = stand_in.pid
         assert pid is not None
 
         again = await _session_events(session, "The end")
         assert [e.note for e in again if isinstance(e, ModelChosen)] == [NOTE]  # said for every request
         assert not any(isinstance(e, Preparing) and e.stage == "starting" for e in again)  # warm: the same child
-        assert source._embedded.pid == pid
+        assert stand_in.pid == pid
     finally:
         await session.aclose()
     assert pid is not None and _wait_gone(pid)

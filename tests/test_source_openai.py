@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from contextlib import aclosing
 
 import pytest
 
-from fastchat_tui.config import SourceConfig, normalize_openai_url
+from fastchat_tui.config import Config, SourceConfig, normalize_openai_url
+from fastchat_tui.events import Attempt, Finished, Retrying
+from fastchat_tui.retries import RETRY_AFTER_CAP
+from fastchat_tui.session import Session
 from fastchat_tui.sources import (
     Done,
     ErrorKind,
@@ -20,7 +24,8 @@ from fastchat_tui.sources import (
     proxy_warning,
 )
 from fastchat_tui.sources._util import ThinkSplitter
-from fastchat_tui.sources.openai_compat import RETRY_AFTER_CAP, OpenAISource
+from fastchat_tui.sources.openai_compat import OpenAISource
+from fastchat_tui.turn import SendOptions, Turn
 from tests.servers import OpenAIServer, Script, ServerProcess, synthetic_tokens
 from tests.streams import collect as collect_events, texts
 
@@ -37,6 +42,20 @@ def make(url: str, key: str | None = KEY, **kw) -> OpenAISource:
 
 async def collect(source, **kw) -> tuple[list, SourceError | None]:
     return await collect_events(source, MESSAGES, **kw)
+
+
+async def send(url: str, **kw) -> tuple[list, Turn]:
+    """The session's events for one prompt to the source ``make`` builds, and the turn: retries are the session's."""
+    config = SourceConfig(name="fast", kind="openai", base_url=url, model="test-model", **kw)
+    session = Session(Config(sources={"fast": config}), key_lookup=lambda spec: KEY)
+    try:
+        async with aclosing(session.stream("Say hello", SendOptions(remember=False))) as stream:
+            events = [event async for event in stream]
+    finally:
+        await session.aclose()
+    last = events[-1]
+    assert isinstance(last, Finished)
+    return events, last.turn
 
 
 # -- the normal stream ---------------------------------------------------------------------
@@ -214,7 +233,9 @@ async def test_404_for_the_url_suggests_base_url_and_v1(openai_server: OpenAISer
 
 async def test_429_with_long_retry_after_fails_at_once(openai_server: OpenAIServer):
     openai_server.push(Script(status=429, headers={"Retry-After": "30"}))
-    _, error = await collect(make(openai_server.url))
+    _, turn = await send(openai_server.url)
+    error = turn.error
+    assert error is not None
     assert error.kind is ErrorKind.RATE_LIMITED
     assert error.retry_after == 30.0 and "30 s" in error.message
     assert len(openai_server.requests) == 1  # no silent 30 s wait
@@ -223,10 +244,10 @@ async def test_429_with_long_retry_after_fails_at_once(openai_server: OpenAIServ
 async def test_429_with_short_retry_after_ms_is_retried(openai_server: OpenAIServer):
     assert RETRY_AFTER_CAP >= 0.05
     openai_server.push(Script(status=429, headers={"retry-after-ms": "50"}), Script(tokens=["ok"]))
-    events, error = await collect(make(openai_server.url))
-    assert error is None and texts(events) == ["ok"]
+    events, turn = await send(openai_server.url)
+    assert turn.error is None and texts(events) == ["ok"]
     assert len(openai_server.requests) == 2
-    assert sum(isinstance(e, Sent) for e in events) == 1
+    assert sum(isinstance(e, Attempt) for e in events) == 1 and sum(isinstance(e, Retrying) for e in events) == 1
 
 
 async def test_429_retry_after_ms_is_reported_in_seconds(openai_server: OpenAIServer):
@@ -238,7 +259,9 @@ async def test_429_retry_after_ms_is_reported_in_seconds(openai_server: OpenAISe
 @pytest.mark.parametrize("status", [500, 503])
 async def test_5xx_is_retried_once_then_server_error(openai_server: OpenAIServer, status: int):
     openai_server.push(Script(status=status), Script(status=status))
-    _, error = await collect(make(openai_server.url))
+    _, turn = await send(openai_server.url)
+    error = turn.error
+    assert error is not None
     assert error.kind is ErrorKind.SERVER and error.status == status
     assert f"HTTP {status}" in error.message
     assert len(openai_server.requests) == 2
@@ -297,8 +320,9 @@ async def test_connection_refused_names_the_url(dead_url: str):
 
 async def test_stall_before_headers_times_out(openai_server: OpenAIServer):
     openai_server.push(Script(stall_s=30.0))
-    events, error = await collect(make(openai_server.url, timeout_s=1.0))
-    assert events == []
+    events, turn = await send(openai_server.url, timeout_s=1.0)
+    error = turn.error
+    assert texts(events) == [] and error is not None
     assert error.kind is ErrorKind.UNREACHABLE
     assert "1 s" in error.message and "timeout_s" in error.message
     assert len(openai_server.requests) == 1  # a timeout is not retried

@@ -2,8 +2,9 @@
 
 Issue 14: with an Ollama whose ``/api/tags`` lists only ``llama3.2:latest``, a source left on the preset's
 ``qwen2.5-coder:7b`` failed every prompt with ``not_found``. Now a model that came from a default is
-replaced by one the server serves, announced by a ``ModelChosen`` event before ``Sent``; a model the user
-chose is never replaced. Every test talks to a loopback server whose model list differs from the config.
+replaced by one the server serves, announced by a ``ModelChosen`` event before the reply; a model the user
+chose is never replaced. The choice is the session's: the source sends the model it is given. Every test
+talks to a loopback server whose model list differs from the config.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import pytest
 
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Finished
+from fastchat_tui.model_choice import can_chat, substitute
 from fastchat_tui.presets import PRESETS
 from fastchat_tui.session import Session
 from fastchat_tui.sources import make_source
-from fastchat_tui.sources._util import can_chat, substitute
-from fastchat_tui.sources.base import ErrorKind, ModelChosen, ModelInfo, Sent, SourceError, TextDelta
+from fastchat_tui.sources.base import ErrorKind, ModelChosen, ModelInfo, SourceError, TextDelta
 from fastchat_tui.sources.ollama import SHOW_LIMIT, SHOW_TIMEOUT
 from fastchat_tui.turn import SendOptions
 from tests.servers import ModelCard, OllamaServer, OpenAIServer, Script
@@ -44,9 +45,25 @@ def hosted(url: str, model: str = OPENAI_DEFAULT, *, preset: str | None = "opena
     return SourceConfig("hosted", "openai", url, model, tags=["hosted"], timeout_s=5, preset=preset)
 
 
-async def events_of(source: Any, **kwargs: Any) -> list[Any]:
-    async with aclosing(source.stream([{"role": "user", "content": "hi"}], **kwargs)) as events:
+def session_of(spec: SourceConfig, key: str | None = None) -> Session:
+    """A session whose one source is ``spec``: the model choice is the session's, not the source's."""
+    return Session(Config(sources={spec.name: spec}), key_lookup=lambda _spec: key)
+
+
+async def events_of(session: Session, *, task: str = "chat", model: str | None = None) -> list[Any]:
+    options = SendOptions(source=next(iter(session.config.sources)), model=model, task=task, remember=False)
+    async with aclosing(session.stream("hi", options)) as events:
         return [event async for event in events]
+
+
+def first_output(events: list[Any]) -> int:
+    return next(i for i, e in enumerate(events) if type(e) is TextDelta)
+
+
+def error_of(events: list[Any]) -> SourceError:
+    finished = events[-1]
+    assert type(finished) is Finished and finished.turn.error is not None
+    return finished.turn.error
 
 
 def chat_models(server: Any) -> list[str | None]:
@@ -166,44 +183,47 @@ def test_the_replacement_can_chat_suits_the_task_and_is_closest_by_name():
 
 async def test_ollama_replaces_a_default_model_that_is_not_installed(spawn_server):
     server = spawn_server(OllamaServer, models=[LLAMA], reject_unknown_models=True)
-    source = make_source(ollama(server.url))
-    events = await events_of(source, task="chat")
-    chosen = events[0]
-    assert type(chosen) is ModelChosen and type(events[1]) is Sent
+    session = session_of(ollama(server.url))
+    events = await events_of(session, task="chat")
+    chosen = next(e for e in events if type(e) is ModelChosen)
+    assert events.index(chosen) < first_output(events)
     assert chosen.note == "local: using llama3.2:latest (qwen2.5-coder:7b is not installed)"
     assert "".join(e.text for e in events if type(e) is TextDelta) == "Hello, world!"
     assert chat_models(server) == [OLLAMA_DEFAULT, "llama3.2:latest"]
     # the choice is kept for a while: the next prompt goes straight to it, and still says so
-    events = await events_of(source, task="chat")
-    assert type(events[0]) is ModelChosen and chat_models(server)[2:] == ["llama3.2:latest"]
-    await source.aclose()
+    events = await events_of(session, task="chat")
+    assert any(type(e) is ModelChosen for e in events) and chat_models(server)[2:] == ["llama3.2:latest"]
+    await session.aclose()
 
 
 async def test_ollama_prefers_a_coder_model_for_completion_and_a_chat_model_otherwise(spawn_server):
     server = spawn_server(OllamaServer, models=[LLAMA, CODER, EMBED], reject_unknown_models=True)
-    source = make_source(ollama(server.url))
-    assert (await events_of(source, task="completion"))[0].model == "deepseek-coder:6.7b"
-    assert (await events_of(source, task="chat"))[0].model == "llama3.2:latest"
-    await source.aclose()
+    session = session_of(ollama(server.url))
+
+    def chosen(events: list[Any]) -> str:
+        return next(e for e in events if type(e) is ModelChosen).model
+
+    assert chosen(await events_of(session, task="completion")) == "deepseek-coder:6.7b"
+    assert chosen(await events_of(session, task="chat")) == "llama3.2:latest"
+    await session.aclose()
 
 
 async def test_a_default_model_that_is_installed_costs_nothing_more(spawn_server):
     server = spawn_server(OllamaServer, models=[ModelCard(OLLAMA_DEFAULT), LLAMA], reject_unknown_models=True)
-    source = make_source(ollama(server.url))
-    events = await events_of(source, task="chat")
-    assert type(events[0]) is Sent and not any(type(e) is ModelChosen for e in events)
+    session = session_of(ollama(server.url))
+    events = await events_of(session, task="chat")
+    assert events[-1].turn.error is None and not any(type(e) is ModelChosen for e in events)
     assert [r.path for r in server.requests] == ["/api/chat"]
-    await source.aclose()
+    await session.aclose()
 
 
 async def test_a_model_the_user_chose_is_never_replaced(spawn_server):
     server = spawn_server(OllamaServer, models=[LLAMA], reject_unknown_models=True)
-    for source, kwargs in ((make_source(ollama(server.url, preset=None)), {}),  # written into the config
-                           (make_source(ollama(server.url)), {"model": OLLAMA_DEFAULT})):  # given for the request
-        with pytest.raises(SourceError) as caught:
-            await events_of(source, task="chat", **kwargs)
-        assert caught.value.kind is ErrorKind.NOT_FOUND and f"ollama pull {OLLAMA_DEFAULT}" in caught.value.message
-        await source.aclose()
+    for session, kwargs in ((session_of(ollama(server.url, preset=None)), {}),  # written into the config
+                            (session_of(ollama(server.url)), {"model": OLLAMA_DEFAULT})):  # given for the request
+        error = error_of(await events_of(session, task="chat", **kwargs))
+        assert error.kind is ErrorKind.NOT_FOUND and f"ollama pull {OLLAMA_DEFAULT}" in error.message
+        await session.aclose()
     assert chat_models(server) == [OLLAMA_DEFAULT, OLLAMA_DEFAULT]
     assert "/api/tags" not in [r.path for r in server.requests]
 
@@ -212,20 +232,34 @@ async def test_a_default_model_is_not_replaced_when_the_server_lists_it(spawn_se
     """A 404 for another reason (here a scripted one) stays that error: the list shows the model is there."""
     server = spawn_server(OllamaServer, models=[ModelCard(OLLAMA_DEFAULT), LLAMA])
     server.push(Script(status=404))
-    with pytest.raises(SourceError) as caught:
-        await events_of(make_source(ollama(server.url)), task="chat")
-    assert caught.value.kind is ErrorKind.NOT_FOUND and chat_models(server) == [OLLAMA_DEFAULT]
+    session = session_of(ollama(server.url))
+    error = error_of(await events_of(session, task="chat"))
+    await session.aclose()
+    assert error.kind is ErrorKind.NOT_FOUND and chat_models(server) == [OLLAMA_DEFAULT]
 
 
 async def test_a_preset_whose_default_model_the_provider_no_longer_lists_uses_one_it_does(spawn_server):
     server = spawn_server(OpenAIServer, models=["gpt-4.1-nano", "gpt-5", "text-embedding-3-small"],
                           reject_unknown_models=True)
-    source = make_source(hosted(server.url), "sk-test")
-    events = await events_of(source, task="chat")
-    assert type(events[0]) is ModelChosen
-    assert events[0].note == "hosted: using gpt-4.1-nano (gpt-4.1-mini is not listed)"
+    session = session_of(hosted(server.url), "sk-test")
+    events = await events_of(session, task="chat")
+    chosen = next(e for e in events if type(e) is ModelChosen)
+    assert chosen.note == "hosted: using gpt-4.1-nano (gpt-4.1-mini is not listed)"
     assert chat_models(server) == [OPENAI_DEFAULT, "gpt-4.1-nano"]
+    await session.aclose()
+
+
+async def test_a_source_sends_only_the_model_it_is_given(spawn_server):
+    """The source speaks its protocol alone: a model its server lacks is refused, and nothing else is tried."""
+    server = spawn_server(OllamaServer, models=[LLAMA], reject_unknown_models=True)
+    source = make_source(ollama(server.url))
+    with pytest.raises(SourceError) as caught:
+        async with aclosing(source.stream([{"role": "user", "content": "hi"}])) as events:
+            async for _ in events:
+                pass
     await source.aclose()
+    assert caught.value.kind is ErrorKind.NOT_FOUND and chat_models(server) == [OLLAMA_DEFAULT]
+    assert "/api/tags" not in [r.path for r in server.requests]
 
 
 async def test_the_session_passes_the_choice_on_and_the_turn_names_the_model(spawn_server):

@@ -23,7 +23,7 @@ import pytest
 from fastchat_tui import gguf
 from fastchat_tui.config import Config, load, write_starter
 from fastchat_tui.events import Fallback, Finished, Preparing, SessionEvent
-from fastchat_tui.router import Router
+from fastchat_tui.router import Router, fallback_text
 from fastchat_tui.routing import MemoryLedger
 from fastchat_tui.session import Session
 from fastchat_tui.sources.embedded import BASE_REPLY_TOKENS, EmbeddedSource
@@ -169,6 +169,9 @@ async def test_auto_mode_answers_from_the_embedded_source_and_the_router_learns_
         turn = events[-1].turn if isinstance(events[-1], Finished) else None
         assert turn is not None and turn.error is None, turn and turn.error
         assert [(e.failed, e.next) for e in events if isinstance(e, Fallback)] == [("local", "embedded")]
+        [fallback] = [e for e in events if isinstance(e, Fallback)]
+        assert fallback_text(fallback.failed, fallback.next, fallback.error, fallback.model) == (
+            f"local: Ollama is not running → embedded ({PACKAGED})")  # the TUI's notice
         assert turn.source == "embedded" and turn.text and turn.status in ("complete", "truncated")
         preparing = [e for e in events if isinstance(e, Preparing)]
         assert {"starting", "prompt"} <= {e.stage for e in preparing}
@@ -201,7 +204,7 @@ def test_fastchat_ask_answers_with_no_config_no_ollama_and_no_key(machine: dict[
     assert proc.returncode == 0, err.decode()
     assert out.strip()
     meter = err.decode().splitlines()[-1]
-    assert meter.startswith(f"local → embedded · {PACKAGED} (unreachable)"), meter
+    assert meter.startswith(f"local → embedded · {PACKAGED} (Ollama is not running)"), meter  # not "unreachable"
     assert "server" in meter  # llama.cpp's own decode rate beside the client's
     assert _wait_gone(child), "llama.cpp outlived `fastchat ask`"
 

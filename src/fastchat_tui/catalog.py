@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from fastchat_tui.config import Config
-from fastchat_tui.sources._util import model_is_default, not_served, substitute
+from fastchat_tui.model_choice import model_is_default, not_served, substitute
 from fastchat_tui.sources.base import MODEL_LIST_TTL_S, ErrorKind, ModelInfo, Source, SourceError, find_model
 
 __all__ = ["LIST_TIMEOUT_S", "Catalog", "Listing", "ModelChoice", "ModelSpecError", "Unlisted", "model_is_default",

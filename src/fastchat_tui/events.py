@@ -3,15 +3,18 @@
 Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
 
     Hedged? · Routed
-      · (Attempt · ModelChosen? · [Preparing | ReasoningDelta | TextDelta | Usage | Progress]* · Fallback?)+
+      · (Attempt · (ModelChosen | Retrying)* · [Preparing | ReasoningDelta | TextDelta | Usage | Progress]*
+         · Fallback?)+
       · Finished
 
 ``Routed`` is missing when routing itself failed. ``Hedged`` comes first for a request auto mode hedged
 (sent to two sources at once): nothing is yielded until one of them streams, then that one's events
 follow. ``Finished`` always comes last, after the turn was recorded, and carries the turn in its final
-state (``turn.status``, ``turn.end_note``, ``turn.reasoning``). Reasoning and text deltas, usage and
-:class:`Preparing` (a model loading, a long prompt read, before the first token) are the source's own
-events, passed on unchanged (they are the hot path); reasoning deltas are never part of the answer.
+state (``turn.status``, ``turn.end_note``, ``turn.reasoning``). ``Retrying`` says an attempt failed before
+any output and the same source is asked again after a wait (:mod:`fastchat_tui.retries`). Reasoning and
+text deltas, usage and :class:`Preparing` (a model loading, a long prompt read, before the first token) are
+the source's own events, passed on unchanged (they are the hot path); reasoning deltas are never part of
+the answer.
 """
 
 from __future__ import annotations
@@ -41,12 +44,26 @@ class Attempt:
 
 @dataclass(slots=True)
 class Fallback:
-    """``failed`` failed before its first token with ``error``; ``next`` is tried now."""
+    """``failed`` failed before its first token with ``error`` (or its server is not running: a
+    :class:`~fastchat_tui.sources.base.NotRunning`); ``next`` is tried now, with ``model``."""
 
     turn: Turn
     failed: str
     error: SourceError
     next: str
+    model: str
+
+
+@dataclass(slots=True)
+class Retrying:
+    """``source`` failed with ``error`` before any output; attempt number ``attempt`` (2 for the first retry) is
+    sent to it after ``delay`` seconds. The reply's time to first token counts from the first attempt's send."""
+
+    turn: Turn
+    source: str
+    attempt: int
+    delay: float
+    error: SourceError
 
 
 @dataclass(slots=True)
@@ -77,8 +94,8 @@ class Finished:
     turn: Turn
 
 
-SessionEvent = (Hedged | Routed | Attempt | ModelChosen | Preparing | Fallback | ReasoningDelta | TextDelta | Usage
-                | Progress | Finished)
+SessionEvent = (Hedged | Routed | Attempt | ModelChosen | Retrying | Preparing | Fallback | ReasoningDelta | TextDelta
+                | Usage | Progress | Finished)
 
 __all__ = ["Attempt", "Fallback", "Finished", "Hedged", "ModelChosen", "Preparing", "Progress", "ReasoningDelta",
-           "Routed", "SessionEvent", "TextDelta", "Usage"]
+           "Retrying", "Routed", "SessionEvent", "TextDelta", "Usage"]

@@ -618,8 +618,7 @@ class RefusedSource:
         return SourceError(error.kind, error.message, source=error.source, status=error.status)
 
     async def stream(self, messages: list[dict[str, str]], *, model: str | None = None, max_tokens: int | None = None,
-                     think: bool | str | None = None, task: str | None = None,
-                     temperature: float | None = None) -> AsyncGenerator[Event, None]:
+                     think: bool | str | None = None, temperature: float | None = None) -> AsyncGenerator[Event, None]:
         raise self._refused()
         yield  # type: ignore[unreachable]  # the yield makes this an async generator, as Source.stream is
 

@@ -37,6 +37,9 @@ class Reading:
     """How many of ``output_tokens`` were reasoning; ``None`` when the model did not reason."""
     reasoning_exact: bool = False
     """``reasoning_tokens`` is the source's own count, not a count of reasoning chunks."""
+    attempts: int = 1
+    """Requests sent to the source for this reply: more than one when it was retried, and then TTFT and the
+    total count from the first one's send, the failed attempts and the waits between them included."""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -49,6 +52,7 @@ class Meter:
         "_bucket_count",
         "_bucket_start",
         "_buckets",
+        "attempts",
         "chunks",
         "exact_reasoning",
         "exact_tokens",
@@ -65,8 +69,10 @@ class Meter:
         "t_send",
     )
 
-    def __init__(self, t_send: float) -> None:
+    def __init__(self, t_send: float, attempts: int = 1) -> None:
+        """``t_send``: when the reply's first attempt was sent; ``attempts``: how many requests it took so far."""
         self.t_send = t_send
+        self.attempts = attempts
         self.t_first: float | None = None
         self.t_answer: float | None = None
         self.t_last: float | None = None
@@ -185,6 +191,7 @@ class Meter:
             time_to_answer_s=to_answer,
             reasoning_tokens=self.reasoning_tokens,
             reasoning_exact=self.exact_reasoning is not None,
+            attempts=self.attempts,
         )
 
 
@@ -201,6 +208,12 @@ def _tokens(reading: Reading) -> str:
     return text
 
 
+def _ttft(reading: Reading, grouped: str = "") -> list[str]:
+    """``TTFT 812 ms``, and ``2 attempts`` after it for a reply that was retried."""
+    parts = [f"TTFT {reading.ttft_s * 1000:{grouped}.0f} ms"] if reading.ttft_s is not None else []
+    return [*parts, f"{reading.attempts} attempts"] if reading.attempts > 1 else parts
+
+
 def ending(status: str, note: str | None) -> str | None:
     """How a reply ended, in the words every line uses: its note, else a status other than ``complete``."""
     return note or (None if status == "complete" else status)
@@ -208,11 +221,10 @@ def ending(status: str, note: str | None) -> str | None:
 
 def summary(reading: Reading, status: str = "complete", note: str | None = None) -> str:
     """The one-line meter of a reply, ``TTFT 120 ms · answer 2.31 s · 905 tok/s · 1,107 tokens (963 reasoning)
-    · 2.50 s``, and how it ended when that was not a plain completion (``note``, e.g. "cut at the token limit
-    (512 tokens)", else the status): the status bar, ``ask``, history and bench all show this."""
-    parts = []
-    if reading.ttft_s is not None:
-        parts.append(f"TTFT {reading.ttft_s * 1000:.0f} ms")
+    · 2.50 s``, with ``· 2 attempts`` after TTFT for a reply that was retried, and how it ended when that was
+    not a plain completion (``note``, e.g. "cut at the token limit (512 tokens)", else the status): the status
+    bar, ``ask``, history and bench all show this."""
+    parts = _ttft(reading)
     if reading.time_to_answer_s is not None:
         parts.append(f"answer {reading.time_to_answer_s:.2f} s")
     if reading.decode_tps is not None:
@@ -228,11 +240,12 @@ def summary(reading: Reading, status: str = "complete", note: str | None = None)
 
 
 def live_summary(reading: Reading) -> str:
-    """The meter while a reply streams: TTFT, the live rate and the tokens so far (reasoning included)."""
+    """The meter while a reply streams: TTFT (and the attempts, when retried), the live rate and the tokens so
+    far (reasoning included)."""
     if reading.ttft_s is None:
         return "waiting for first token…"
     live = "–" if reading.live_tps is None else f"{reading.live_tps:,.0f}"
-    return f"TTFT {reading.ttft_s * 1000:,.0f} ms · {live} tok/s · {_tokens(reading)}"
+    return " · ".join([*_ttft(reading, ","), f"{live} tok/s", _tokens(reading)])
 
 
 def reply_line(

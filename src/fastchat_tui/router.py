@@ -39,7 +39,7 @@ from fastchat_tui.routing import (
     candidate,
     default_rules,
 )
-from fastchat_tui.sources.base import HEALTH_KINDS, ErrorKind, SourceError
+from fastchat_tui.sources.base import HEALTH_KINDS, ErrorKind, NotRunning, SourceError
 
 HEDGED_TASKS = ("completion",)
 """Task kinds whose replies are short enough that the first token decides how long the user waits:
@@ -384,8 +384,12 @@ def status_text(route: Route, selected: str = "auto", model: str | None = None) 
     return f"auto → {where} · {route.reason}"
 
 
-def fallback_text(from_source: str, to_source: str, error: SourceError) -> str:
-    """``fast → regular: 429 rate limited``, for the transcript and the status bar."""
+def fallback_text(from_source: str, to_source: str, error: SourceError, to_model: str | None = None) -> str:
+    """``fast → regular: 429 rate limited``, for the transcript and the status bar. A source whose server is not
+    running was never asked, so the line names that reason at the source it belongs to, and where the request
+    went instead: ``local: Ollama is not running → embedded (gemma-3-270m-q4_k_m)``."""
+    if isinstance(error, NotRunning):
+        return f"{from_source}: {error.label} → {to_source}" + (f" ({to_model})" if to_model else "")
     return f"{from_source} → {to_source}: {error.label}"
 
 

@@ -1,8 +1,9 @@
 """One conversation, and the only place a request is handled.
 
 :meth:`Session.stream` routes a prompt (or takes the route it is given), checks that it
-fits the source's context, sends it, falls back to the next source when one fails before
-its first token, feeds the meter, tells the router how each attempt went, says how the
+fits the source's context, sends it, sends it again after a failure that is worth a retry
+(:mod:`fastchat_tui.retries`), falls back to the next source when one fails before its first
+token, feeds the meter, tells the router how each attempt went, says how the
 reply ended (:meth:`Turn.settle <fastchat_tui.turn.Turn.settle>`), records the reply, and
 yields typed events (:mod:`fastchat_tui.events`) that the TUI, ``ask``,
 ``review`` and ``bench`` all consume the same way. Retry, key rotation, new chat,
@@ -26,9 +27,11 @@ from fastchat_tui import context
 from fastchat_tui.attachment import Attachment
 from fastchat_tui.classify import DEFAULT_SETTINGS, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
+from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Retrying, Routed, SessionEvent
 from fastchat_tui.keys import lookup as keyring_then_env_key
 from fastchat_tui.meter import Meter, Reading
+from fastchat_tui.model_choice import ModelChoices, model_is_default, not_served, refuses_model, substitute
+from fastchat_tui.retries import retry_delay
 from fastchat_tui.router import hedge_routes
 from fastchat_tui.routing import Decision, MemoryLedger, Named, Request, Route
 from fastchat_tui.secrets_scan import Finding, Scanner
@@ -37,6 +40,7 @@ from fastchat_tui.sources.base import (
     Done,
     ErrorKind,
     ModelChosen,
+    NotRunning,
     Preparing,
     ReasoningDelta,
     Sent,
@@ -45,6 +49,7 @@ from fastchat_tui.sources.base import (
     TextDelta,
     Usage,
 )
+from fastchat_tui.stand_in import stand_in_for, stand_in_reason
 from fastchat_tui.streams import Merge
 from fastchat_tui.turn import ENDED_NORMALLY, STOPPED, SendOptions, Turn
 
@@ -123,6 +128,8 @@ class Router(Protocol):
 
 
 KeyLookup = Callable[[SourceConfig], "str | None"]
+AttemptEvent = ModelChosen | Retrying | Preparing | ReasoningDelta | TextDelta | Usage | Progress
+"""What one source's attempts yield (:meth:`Session._attempts`)."""
 
 
 class DefaultRouter:
@@ -176,6 +183,10 @@ class Session:
         self.messages: list[dict[str, str]] = self._system()
         self.selected = config.default_source if config.default_source in config.sources else "auto"
         self._sources: dict[str, Source] = {}
+        self._stand_ins: dict[str, Source] = {}
+        """Embedded sources running Ollama sources' models while Ollama is not running (:mod:`fastchat_tui.stand_in`)."""
+        self._choices = ModelChoices()
+        """Models sent in place of sources' default ones that their servers lack (:mod:`fastchat_tui.model_choice`)."""
         self._closing: set[asyncio.Future[None]] = set()
         self._replacing: tuple[Turn, Turn] | None = None
         """(a retry that kept nothing, the reply kept before it, back in the context): a retry of the first
@@ -523,7 +534,7 @@ class Session:
                     self._begin(turn, name)
                     yield Attempt(turn, name)
                     try:
-                        async with aclosing(self._attempt(turn, messages, max_tokens)) as events:
+                        async with aclosing(self._attempts(turn, messages, max_tokens)) as events:
                             async for event in events:
                                 yield event
                     except SourceError as error:
@@ -534,7 +545,8 @@ class Session:
                             break
                         turn.errors.append(error)
                         turn.fallback_from, turn.fallback_reason = name, error.label
-                        yield Fallback(turn, name, error, candidates[index + 1])
+                        following = candidates[index + 1]
+                        yield Fallback(turn, name, error, following, self.config.sources[following].model)
                         continue
                     self._tell_router(name, None, turn)
                     turn.settle()
@@ -641,10 +653,89 @@ class Session:
         if turn.options.remember and turn.options.group is None and turn.answered:
             self.keep(turn)
 
-    async def _attempt(self, turn: Turn, messages: list[dict[str, str]],
-                       max_tokens: int | None) -> AsyncGenerator[ModelChosen | Preparing | ReasoningDelta | TextDelta
-                                                                 | Usage | Progress, None]:
-        """One source's stream: the meter and the recorder are fed here, the events passed on.
+    async def _attempts(self, turn: Turn, messages: list[dict[str, str]],
+                        max_tokens: int | None) -> AsyncGenerator[AttemptEvent, None]:
+        """``turn.source``'s replies to the request, until one streams or a failure ends them; raises the last
+        attempt's error. Before any output, three decisions are made here, never by the source:
+
+        - a source on its preset's default model that the server refuses is sent one it serves
+          (:mod:`fastchat_tui.model_choice`), after a :class:`ModelChosen` that says why;
+        - an Ollama that is not running has its model run in fastchat's own llama.cpp when Ollama's store holds
+          it (:mod:`fastchat_tui.stand_in`), after a :class:`ModelChosen` that says so;
+        - a failure worth a retry (:func:`retry_delay`) is sent again after a :class:`Retrying` and the wait.
+          The meter then counts from the first attempt's send (the source's stamp where the failed request was
+          written, else the moment it was asked), so TTFT, the total and the router's latency figures include
+          the failed attempts and the waits.
+        """
+        name = turn.source or ""
+        spec = self.config.sources[name]
+        task = turn.route.task if turn.route else None
+        source = self.source(name)
+        default = turn.options.model is None and model_is_default(spec)
+        if default and (chosen := self._choices.get(name, task)) is not None:
+            turn.model = chosen
+            yield ModelChosen(chosen, not_served(spec.kind, spec.model), time.perf_counter(), name)
+        attempt, first_send, retries = 1, None, 0
+        while True:
+            asked = time.perf_counter()
+            try:
+                async with aclosing(self._attempt(turn, source, messages, max_tokens, first_send, attempt)) as events:
+                    async for event in events:
+                        yield event
+                return
+            except SourceError as error:
+                if turn.streamed:
+                    raise
+                if isinstance(error, NotRunning) and (stand_in := await self._stand_in(name, turn.model)):
+                    source = stand_in
+                    yield ModelChosen(turn.model or spec.model, stand_in_reason(turn.model or spec.model),
+                                      time.perf_counter(), name)
+                    turn.meter = None
+                    continue
+                if (default and turn.model == spec.model and refuses_model(error)
+                        and (chosen := await self._choose(source, spec, task)) is not None):
+                    self._choices.keep(name, task, chosen)
+                    turn.model = chosen
+                    yield ModelChosen(chosen, not_served(spec.kind, spec.model), time.perf_counter(), name)
+                    turn.meter = None
+                    continue
+                wait = retry_delay(error, retries)
+                if wait is None:
+                    raise
+                if first_send is None:
+                    first_send = turn.meter.t_send if turn.meter else error.t_send or asked
+                turn.meter = None
+                retries += 1
+                attempt += 1
+                yield Retrying(turn, name, attempt, wait, error)
+                await asyncio.sleep(wait)
+
+    async def _choose(self, source: Source, spec: SourceConfig, task: str | None) -> str | None:
+        """A model ``source`` serves, to send in place of its default one (:func:`substitute`); ``None`` when its
+        list cannot be had, or shows the default after all (the refusal had another reason)."""
+        try:
+            models = await source.models()
+        except SourceError:
+            return None
+        return substitute(models, spec.model, task)
+
+    async def _stand_in(self, name: str, model: str | None) -> Source | None:
+        """The embedded source that runs Ollama source ``name``'s ``model`` while Ollama is not running, kept
+        warm for the next request (:func:`stand_in_for`), or ``None``."""
+        spec = await stand_in_for(self.config.sources[name], model or self.config.sources[name].model)
+        if spec is None:
+            return None
+        if name not in self._stand_ins:
+            from fastchat_tui.sources import make_source
+
+            self._stand_ins[name] = make_source(spec)
+        return self._stand_ins[name]
+
+    async def _attempt(self, turn: Turn, source: Source, messages: list[dict[str, str]], max_tokens: int | None,
+                       first_send: float | None = None, attempts: int = 1) -> AsyncGenerator[AttemptEvent, None]:
+        """One request to ``source``, for ``turn.source``: the meter and the recorder are fed here, the events
+        passed on. The meter starts at ``first_send`` when this is a retry (``attempts`` requests so far), else
+        at the source's send.
 
         Output is saved on a clock, not when the next event comes: the first output not yet saved sets a
         timer that saves the turn :data:`RECORD_EVERY_S` later, even if the source stalls meanwhile. A timer
@@ -661,10 +752,8 @@ class Session:
 
         meter: Meter | None = None
         name, options = turn.source or "", turn.options
-        stream = self.source(name).stream(self._sent(name, options, messages), model=options.model,
-                                          max_tokens=max_tokens, think=options.think,
-                                          temperature=self._temperature(name, options),
-                                          task=turn.route.task if turn.route else None)
+        stream = source.stream(self._sent(name, options, messages), model=turn.model, max_tokens=max_tokens,
+                               think=options.think, temperature=self._temperature(name, options))
         try:
             async with aclosing(stream):
                 async for event in stream:
@@ -678,7 +767,7 @@ class Session:
                         meter.reasoning(event.t)
                     else:
                         if type(event) is Sent:
-                            turn.meter = meter = Meter(event.t)
+                            turn.meter = meter = Meter(event.t if first_send is None else first_send, attempts)
                         elif type(event) is Usage:
                             assert meter is not None
                             meter.usage(event.output_tokens, event.input_tokens, event.server_eval_count,
@@ -689,9 +778,6 @@ class Session:
                             assert meter is not None
                             meter.done(event.t)
                             turn.finish_reason = event.reason
-                        elif type(event) is ModelChosen:  # the source replaced its default model
-                            turn.model = event.model
-                            yield event
                         elif type(event) is Preparing:  # a model loading, a long prompt read: shown while it lasts
                             yield event
                         continue
@@ -722,6 +808,7 @@ class Session:
         return next((t for t in (options.temperature, spec.temperature, self.config.temperature) if t is not None), None)
 
     async def aclose(self) -> None:
-        for source in self._sources.values():
+        for source in (*self._sources.values(), *self._stand_ins.values()):
             await source.aclose()
         self._sources.clear()
+        self._stand_ins.clear()

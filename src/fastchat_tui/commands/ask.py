@@ -169,8 +169,9 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
     Both streams pass a :class:`~fastchat_tui.keys.StreamRedactor`: a key the server echoes is redacted
     even when it comes split between chunks. While the source prepares (a model loading, a long prompt
     read), a terminal's stderr shows how far it got (:class:`_Waiting`)."""
-    from fastchat_tui.events import Attempt, Finished, Routed
+    from fastchat_tui.events import Attempt, Finished, Retrying, Routed
     from fastchat_tui.keys import StreamRedactor
+    from fastchat_tui.retries import retrying_text
 
     writer = _Writer(sys.stdout, quiet=as_json, hold=not stream)
     thinking = _Writer(sys.stderr, quiet=not reasoning, dim=True)
@@ -201,6 +202,9 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
                             note(event.note)
                     elif type(event) is Attempt:  # a fallback's source prepares from the start
                         waiting.done(0)
+                    elif type(event) is Retrying:
+                        with waiting.aside():
+                            note(retrying_text(event.source, event.error, event.attempt, event.delay))
                     elif type(event) is Routed or type(event) is Finished:
                         seen[:] = [event.turn]
         finally:

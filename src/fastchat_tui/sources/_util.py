@@ -1,31 +1,16 @@
 """Small helpers shared by the source modules: what a server sends, made safe (text cleaned, JSON
 parsed with a nesting bound, bodies read with a size bound, the reply held to its limit); error
-wording; in-stream errors; ``<think>`` tags; a model to use when a default one is not served."""
+wording; in-stream errors; ``<think>`` tags."""
 
 from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import aclosing
-from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
-from fastchat_tui.presets import PRESETS
-from fastchat_tui.sources.base import (
-    MODEL_LIST_TTL_S,
-    ErrorKind,
-    Event,
-    ModelChosen,
-    ModelInfo,
-    SourceError,
-    find_model,
-)
+from fastchat_tui.sources.base import ErrorKind, SourceError
 from fastchat_tui.text import clean
-
-if TYPE_CHECKING:  # pragma: no cover
-    from fastchat_tui.config import SourceConfig
 
 MESSAGE_CAP = 2000
 """Longest server message kept in an error (llama.cpp's advice comes after 80 characters)."""
@@ -396,110 +381,3 @@ class LineSplitter:
             self._held.append(rest)
         self._held_size = len(rest)
         return lines
-
-
-# -- a model to use when the default one is not served ----------------------------------------
-
-CODE_TASKS = frozenset({"completion", "review"})
-"""Task kinds for which a code model is preferred when a source picks a model itself."""
-_NOT_CHAT = re.compile(r"embed|bert|minilm|rerank|whisper|tts|transcri|audio|realtime|dall-e|image|moderation|guard",
-                       re.IGNORECASE)
-_CODE = re.compile(r"code", re.IGNORECASE)  # coder, codellama, codestral, codegemma, starcoder, codeqwen
-
-
-def model_is_default(config: SourceConfig) -> bool:
-    """Whether the source's model is its preset's default rather than one the user chose: only such a model
-    may be replaced by one the server does serve. (A user who wrote the preset's own model into the config
-    cannot be told apart; that model then counts as the default too.)"""
-    preset = PRESETS.get(config.preset or "")
-    return preset is not None and config.model == preset.model
-
-
-def not_served(kind: str, model: str) -> str:
-    """Why a source lacks ``model``, in a few words: ``qwen2.5-coder:7b is not installed`` (Ollama) or
-    ``gpt-4.1-mini is not listed`` (a provider's list)."""
-    return f"{model} is not installed" if kind == "ollama" else f"{model} is not listed"
-
-
-def can_chat(model: ModelInfo) -> bool:
-    """Not an embedding, speech, image or moderation model: by what the server says the model does, else by its
-    name and family (Ollama's embedding models are ``*-embed-*`` or of a ``bert`` family)."""
-    if model.capabilities:
-        return "completion" in model.capabilities
-    return _NOT_CHAT.search(f"{model.id} {model.family or ''}") is None
-
-
-def substitute(models: Sequence[ModelInfo], wanted: str, task: str | None) -> str | None:
-    """The model to use instead of ``wanted`` when ``models`` (what the source serves) lack it.
-
-    Among the models that can chat (:func:`can_chat`): for a code task (:data:`CODE_TASKS`) a code model
-    (its name says ``code``) first, for any other task a general one first; then the name closest to
-    ``wanted`` (``qwen2.5:7b`` for ``qwen2.5-coder:7b``, ``gpt-4.1-nano`` for ``gpt-4.1-mini``); then the
-    server's own order (Ollama's: most recently pulled first). ``None`` when ``wanted`` is served after all
-    or no model can chat.
-    """
-    if find_model(models, wanted) is not None:
-        return None
-    code = task in CODE_TASKS
-
-    def rank(item: tuple[int, ModelInfo]) -> tuple[bool, float, int]:
-        index, model = item
-        return (bool(_CODE.search(model.id)) != code, -SequenceMatcher(None, wanted, model.id).ratio(), index)
-
-    usable = [(index, model) for index, model in enumerate(models) if can_chat(model)]
-    return min(usable, key=rank)[1].id if usable else None
-
-
-class DefaultModel:
-    """How a source whose model came from a default (:func:`model_is_default`) copes with a server that does
-    not serve it: it picks one the server does serve (:func:`substitute`), says so with a
-    :class:`~fastchat_tui.sources.base.ModelChosen` before ``Sent``, and keeps that choice for
-    :data:`~fastchat_tui.sources.base.MODEL_LIST_TTL_S`, then tries the default again (it may have been
-    installed meanwhile). The default is always tried first, so a server that has it costs nothing more.
-
-    ``listing`` is the source's own cheap model list; ``kind`` words the reason (:func:`not_served`).
-    """
-
-    def __init__(self, name: str, kind: str, default: str, listing: Callable[[], Awaitable[list[ModelInfo]]],
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.name, self.default, self.listing, self.clock = name, default, listing, clock
-        self.reason = not_served(kind, default)
-        self._chosen: dict[bool, tuple[str, float]] = {}  # code task or not -> (model, until)
-
-    async def stream(self, send: Callable[[str], AsyncGenerator[Event, None]],
-                     task: str | None) -> AsyncGenerator[Event, None]:
-        """``send(model)``'s events, with the default model, or with the one chosen instead."""
-        key = task in CODE_TASKS
-        chosen = self._chosen.get(key)
-        if chosen is not None and self.clock() < chosen[1]:
-            model = chosen[0]
-        else:
-            self._chosen.pop(key, None)
-            started = False
-            try:
-                async with aclosing(send(self.default)) as events:
-                    async for event in events:
-                        started = True
-                        yield event
-                return
-            except SourceError as error:
-                # a server refuses a model it lacks with 404 (Ollama, OpenAI) or 400 (Groq's "decommissioned",
-                # OpenRouter's "not a valid model ID"); the list then tells whether that was the reason
-                if started or not (error.kind is ErrorKind.NOT_FOUND or error.status == 400):
-                    raise
-                found = await self._choose(task)
-                if found is None:
-                    raise
-                model = found
-            self._chosen[key] = (model, self.clock() + MODEL_LIST_TTL_S)
-        yield ModelChosen(model, self.reason, time.perf_counter(), self.name)
-        async with aclosing(send(model)) as events:
-            async for event in events:
-                yield event
-
-    async def _choose(self, task: str | None) -> str | None:
-        try:
-            models = await self.listing()
-        except SourceError:
-            return None
-        return substitute(models, self.default, task)

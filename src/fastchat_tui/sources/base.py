@@ -41,11 +41,13 @@ def find_model(models: Iterable[ModelInfo], name: str) -> ModelInfo | None:
 
 @dataclass(slots=True)
 class ModelChosen:
-    """The source is using ``model`` instead of its default one, which it does not serve, or is running ``model``
-    elsewhere (an Ollama model in fastchat's own llama.cpp while Ollama is not running); before ``Sent``.
+    """The session sends source ``source`` the model ``model`` instead of its default one, which the server does
+    not serve (:mod:`fastchat_tui.model_choice`), or runs ``model`` elsewhere (an Ollama model in fastchat's own
+    llama.cpp while Ollama is not running: :mod:`fastchat_tui.stand_in`); before that request's output.
 
     Only a model that came from a default (a preset's, not the user's) is ever replaced. ``reason`` says
     why in a few words (``qwen2.5-coder:7b is not installed``); :attr:`note` is the one wording shown.
+    A session event (no source yields it), defined here so a display imports it beside the events it comes with.
     """
 
     model: str
@@ -123,7 +125,7 @@ class Done:
     reason: str | None = None
 
 
-Event = ModelChosen | Sent | Preparing | TextDelta | ReasoningDelta | Usage | Done
+Event = Sent | Preparing | TextDelta | ReasoningDelta | Usage | Done
 
 
 class ErrorKind(StrEnum):
@@ -184,13 +186,19 @@ class SourceError(Exception):
         source: str = "",
         status: int | None = None,
         retry_after: float | None = None,
+        dropped: bool = False,
+        t_send: float | None = None,
     ) -> None:
+        """``dropped``: the connection was refused or dropped before the server answered (no timeout: nothing
+        was waited for). ``t_send``: when the failed request was written, where the source knows it."""
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.source = source
         self.status = status
         self.retry_after = retry_after
+        self.dropped = dropped
+        self.t_send = t_send
 
     @property
     def label(self) -> str:
@@ -207,6 +215,20 @@ class SourceError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class NotRunning(SourceError):
+    """Nothing accepted the connection to ``server`` (``"Ollama"``) at an address on this machine: it is not
+    running (kind ``unreachable``). The label says so (``Ollama is not running``), where an error elsewhere
+    says ``unreachable``, so no display reads it as the source that was tried next being unreachable."""
+
+    def __init__(self, server: str, message: str, *, source: str = "") -> None:
+        super().__init__(ErrorKind.UNREACHABLE, message, source=source)
+        self.server = server
+
+    @property
+    def label(self) -> str:
+        return f"{self.server} is not running"
 
 
 @dataclass(slots=True)
@@ -231,17 +253,15 @@ class Source(Protocol):
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
-        task: str | None = None,
         temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Yield ``ModelChosen`` (only when the source replaces its default model), ``Sent``, then
-        ``Preparing``s, ``ReasoningDelta``s and ``TextDelta``s, at most one ``Usage``, then ``Done``.
+        """Yield ``Sent``, then ``Preparing``s, ``ReasoningDelta``s and ``TextDelta``s, at most one ``Usage``,
+        then ``Done``.
 
-        ``model`` overrides the configured model for this request (and is never replaced); ``think``
-        the configured reasoning control; ``temperature`` is sent as the request's sampling temperature
-        (``None``: none is sent); ``task`` is the request's task kind (``completion``, ``chat``…),
-        which a source that replaces its default model suits its choice to.
-        Raises :class:`SourceError`. Kind ``CUT`` means text had already arrived.
+        ``model`` is the model sent (``None``: the configured one); a source never picks another, nor
+        retries, nor hands the request elsewhere: that is the session's. ``think`` overrides the configured
+        reasoning control; ``temperature`` is sent as the request's sampling temperature (``None``: none is
+        sent). Raises :class:`SourceError`. Kind ``CUT`` means text had already arrived.
         """
         ...
 

@@ -114,7 +114,6 @@ class EmbeddedSource:
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
-        task: str | None = None,
         temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
         """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`. ``model`` (a path or a

@@ -22,11 +22,9 @@ Context window: ``num_ctx`` is sized by :func:`fastchat_tui.context.ollama_optio
 Ollama truncates a prompt longer than its window without a word.
 
 The installed models are ``/api/tags``; the first few are also asked ``/api/show`` for their context
-window (:meth:`OllamaSource.models`). A default model that is not installed is replaced by one that is
-(:class:`~fastchat_tui.sources._util.DefaultModel`).
-
-While Ollama is not running on this machine, a model pulled into its store runs in fastchat's own
-llama.cpp instead, for as long as that lasts (:meth:`OllamaSource._here_or_embedded`).
+window (:meth:`OllamaSource.models`). What happens when a model is not installed, or Ollama is not running,
+is the session's to decide (:mod:`fastchat_tui.model_choice`, :mod:`fastchat_tui.stand_in`): a connection
+nothing accepted at an address on this machine is raised as :class:`~fastchat_tui.sources.base.NotRunning`.
 """
 
 from __future__ import annotations
@@ -34,15 +32,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import importlib.util
 import time
-from collections.abc import AsyncGenerator, Callable
-from contextlib import aclosing
+from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from fastchat_tui import __version__, gguf
-from fastchat_tui.config import SOURCE_SCHEMAS, is_loopback_url
+from fastchat_tui import __version__
+from fastchat_tui.config import is_loopback_url
 from fastchat_tui.context import ollama_options
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
@@ -50,7 +46,6 @@ from fastchat_tui.sources._util import (
     MESSAGE_CAP,
     MODEL_LIST_CAP,
     Budget,
-    DefaultModel,
     LineSplitter,
     OverLimit,
     ThinkSplitter,
@@ -60,7 +55,6 @@ from fastchat_tui.sources._util import (
     excerpt as _excerpt,
     limit_error,
     loads as _loads,
-    model_is_default,
     read_capped,
     reason as _reason,
     received as _received,
@@ -73,8 +67,8 @@ from fastchat_tui.sources.base import (
     Done,
     ErrorKind,
     Event,
-    ModelChosen,
     ModelInfo,
+    NotRunning,
     Probe,
     ReasoningDelta,
     Sent,
@@ -86,7 +80,6 @@ from fastchat_tui.text import clean
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
-    from fastchat_tui.sources.embedded import EmbeddedSource
 
 CONNECT_TIMEOUT_CAP = 10.0
 PROBE_TIMEOUT = 3.0
@@ -125,8 +118,6 @@ class OllamaSource:
         self.base_url = config.base_url.rstrip("/")
         self._client: Any = None
         self._httpx: Any = None
-        self._default = DefaultModel(self.name, self.kind, self.model, self._tags) if model_is_default(config) else None
-        self._embedded: EmbeddedSource | None = None  # runs the store's models while Ollama is not running
 
     def _ensure_client(self) -> Any:
         if self._client is None:
@@ -149,9 +140,6 @@ class OllamaSource:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
-        embedded, self._embedded = self._embedded, None
-        if embedded is not None:
-            await embedded.aclose()
 
     def stream(
         self,
@@ -160,60 +148,11 @@ class OllamaSource:
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
-        task: str | None = None,
         temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`; a default model that is not
-        installed is replaced by one that is (:class:`DefaultModel`). ``temperature`` goes in ``options``."""
-
-        def send(name: str) -> AsyncGenerator[Event, None]:
-            return self._stream(messages, name, max_tokens, think, temperature)
-
-        def here_or_embedded(name: str) -> AsyncGenerator[Event, None]:
-            return self._here_or_embedded(send(name), name, lambda embedded: embedded.stream(
-                messages, model=name, max_tokens=max_tokens, think=think, temperature=temperature))
-
-        if model is None and self._default is not None:
-            return self._default.stream(here_or_embedded, task)
-        return here_or_embedded(model or self.model)
-
-    async def _here_or_embedded(self, here: AsyncGenerator[Event, None], name: str,
-                                there: Callable[[EmbeddedSource], AsyncGenerator[Event, None]]) -> AsyncGenerator[Event, None]:
-        """``here``, this server's stream of model ``name``; or, when nothing listens at a loopback address (Ollama
-        is not running), Ollama's store on disk holds ``name`` and llama.cpp (``xllamacpp``) is installed, ``there``:
-        the same request in fastchat's own llama.cpp (an :class:`EmbeddedSource` kept warm for the next one), after
-        a :class:`ModelChosen` that says so. Never for an Ollama elsewhere: its models are not on this disk."""
-        try:
-            async with aclosing(here) as events:
-                async for event in events:
-                    yield event
-            return
-        except _NotRunning as error:
-            refused = error
-        embedded = await self._embedded_for(name)
-        if embedded is None:
-            raise refused
-        yield ModelChosen(name, f"Ollama is not running; running {name} in fastchat's own llama.cpp", perf_counter(),
-                          self.name)
-        async with aclosing(there(embedded)) as events:
-            async for event in events:
-                yield event
-
-    async def _embedded_for(self, name: str) -> EmbeddedSource | None:
-        """This source's embedded stand-in for model ``name`` (see :meth:`_here_or_embedded`), or ``None``."""
-        if not is_loopback_url(self.base_url) or importlib.util.find_spec("xllamacpp") is None:
-            return None
-        if await asyncio.to_thread(gguf.in_ollama_store, name) is None:
-            return None
-        if self._embedded is None:
-            from fastchat_tui.sources.embedded import EmbeddedSource
-
-            # the same name (its errors and figures are this source's), and as long to load as an embedded source
-            timeout = max(self.config.timeout_s, SOURCE_SCHEMAS["embedded"]["timeout_s"].default)
-            spec = replace(self.config, kind="embedded", base_url="", model=name, preset=None, api_key_env=None,
-                           timeout_s=timeout)
-            self._embedded = EmbeddedSource(spec)
-        return self._embedded
+        """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`: ``model`` is sent as it is (the
+        configured one when ``None``). ``temperature`` goes in ``options``."""
+        return self._stream(messages, model or self.model, max_tokens, think, temperature)
 
     async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
                       think: bool | str | None, temperature: float | None) -> AsyncGenerator[Event, None]:
@@ -345,12 +284,7 @@ class OllamaSource:
                     async for _ in parts:
                         pass
         except httpx.ConnectError as exc:
-            raise _NotRunning(
-                ErrorKind.UNREACHABLE,
-                f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
-                "is Ollama running? start it with `ollama serve`",
-                source=self.name,
-            ) from None
+            raise self._connect_error(exc) from None
         except httpx.TimeoutException:
             raise self._timeout_error(chars, chunks, thought) from None
         except httpx.HTTPError as exc:
@@ -366,6 +300,15 @@ class OllamaSource:
             if response is not None:
                 with contextlib.suppress(Exception):
                     await response.aclose()
+
+    def _connect_error(self, exc: Exception) -> SourceError:
+        """Nothing accepted the connection: at an address on this machine, Ollama is not running
+        (:class:`NotRunning`); elsewhere the connection failed, and may not the next time."""
+        message = (f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
+                   "is Ollama running? start it with `ollama serve`")
+        if is_loopback_url(self.base_url):
+            return NotRunning("Ollama", message, source=self.name)
+        return SourceError(ErrorKind.UNREACHABLE, message, source=self.name, dropped=True)
 
     def _limit(self, what: str, chars: int, chunks: int, thought: int,
                before: ErrorKind = ErrorKind.PROTOCOL) -> SourceError:
@@ -477,9 +420,7 @@ class OllamaSource:
                               f"{self.name}: no answer from Ollama at {self.base_url} within {limit:g} s",
                               source=self.name) from None
         except httpx.ConnectError as exc:
-            raise SourceError(ErrorKind.UNREACHABLE,
-                              f"{self.name}: cannot connect to Ollama at {self.base_url} ({_reason(exc)}); "
-                              "is Ollama running? start it with `ollama serve`", source=self.name) from None
+            raise self._connect_error(exc) from None
         except httpx.HTTPError as exc:
             raise SourceError(ErrorKind.UNREACHABLE, f"{self.name}: {self.base_url}: {_reason(exc)}",
                               source=self.name) from None
@@ -492,11 +433,6 @@ class OllamaSource:
         if len(data) > cap:
             raise self._limit(f"{what} longer than {cap:,} bytes", 0, 0, 0)
         return data
-
-
-class _NotRunning(SourceError):
-    """Nothing accepted the connection to Ollama (kind ``unreachable``): the one failure after which a model from
-    Ollama's store may run in fastchat's own llama.cpp (a timeout may be Ollama still loading that model)."""
 
 
 def _tagged(entry: dict[str, Any]) -> ModelInfo:

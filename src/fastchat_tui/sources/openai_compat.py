@@ -30,14 +30,12 @@ without output (pings, comments and empty chunks are not output); ``max_line_byt
 read by a response hook, at most :data:`ERROR_BODY_CAP` of it, before the SDK would read (and
 parse) all of it. Server text is cleaned by :class:`Budget` (:func:`clean`) as it is taken.
 
-Retries are ours, not the SDK's (its ``max_retries`` is 0): one retry for a refused or
-reset connection, for 500/502/503/504, and for a 429 whose ``Retry-After`` is at most
-:data:`RETRY_AFTER_CAP` seconds. A longer ``Retry-After`` is raised at once as
-``rate_limited`` with ``retry_after`` set, so the UI can show it instead of the user
-waiting in silence. Timeouts are never retried (the user has already waited).
+Nothing is retried here (nor by the SDK: its ``max_retries`` is 0): the session decides what is sent
+again (:mod:`fastchat_tui.retries`). An error says what that needs: ``retry_after`` from ``Retry-After``
+(or ``retry-after-ms``), ``dropped`` for a refused or reset connection, and ``t_send`` for a refused request.
 
-The model list is ``GET {base_url}/models`` (:meth:`OpenAISource.models`). A preset's default model that
-the provider no longer lists is replaced by one it does (:class:`~fastchat_tui.sources._util.DefaultModel`).
+The model list is ``GET {base_url}/models`` (:meth:`OpenAISource.models`); the session uses it to pick a model
+when a preset's default one is no longer listed (:mod:`fastchat_tui.model_choice`).
 """
 
 from __future__ import annotations
@@ -57,7 +55,6 @@ from fastchat_tui.sources._util import (
     MESSAGE_CAP,
     MODEL_LIST_CAP,
     Budget,
-    DefaultModel,
     LineSplitter,
     OverLimit,
     ThinkSplitter,
@@ -67,7 +64,6 @@ from fastchat_tui.sources._util import (
     excerpt as _excerpt,
     limit_error,
     loads as _loads,
-    model_is_default,
     read_capped,
     reason as _reason,
     received as _received,
@@ -93,16 +89,11 @@ from fastchat_tui.text import clean
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
 
-RETRY_AFTER_CAP = 2.0
-"""Longest server-requested wait (s) that is retried silently."""
-MAX_RETRIES = 1
-"""Retries of a request that failed before any reply arrived."""
 CONNECT_TIMEOUT_CAP = 10.0
 PROBE_TIMEOUT = 5.0
 DRAIN_TIMEOUT = 1.0
 NO_KEY_PLACEHOLDER = "fastchat-no-key"
 
-_RETRY_STATUSES = frozenset({500, 502, 503, 504})
 _FIELD = re.compile(rb"[A-Za-z][A-Za-z0-9_-]*:")
 """An SSE field line other than ``data:`` (``event:``, ``id:``, ``retry:``…), which carries no reply."""
 perf_counter = time.perf_counter
@@ -118,6 +109,7 @@ class _Refused(Exception):
         self.headers = response.headers
         self.url = str(response.url)
         self.body = body
+        self.t_send: float | None = response.request.extensions.get(T_SEND_KEY)
 
 
 class OpenAISource:
@@ -142,7 +134,6 @@ class OpenAISource:
         self._headers: dict[str, Any] = {}
         preset = PRESETS.get(config.preset or "")
         self._takes_effort = preset is not None and preset.reasoning_effort
-        self._default = DefaultModel(self.name, self.kind, self.model, self.models) if model_is_default(config) else None
 
     # -- client ----------------------------------------------------------------------
 
@@ -195,18 +186,11 @@ class OpenAISource:
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
-        task: str | None = None,
         temperature: float | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`; a preset's default model that the
-        provider no longer lists is replaced by one it does (:class:`DefaultModel`)."""
-
-        def send(name: str) -> AsyncGenerator[Event, None]:
-            return self._stream(messages, name, max_tokens, think, temperature)
-
-        if model is None and self._default is not None:
-            return self._default.stream(send, task)
-        return send(model or self.model)
+        """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`: ``model`` is sent as it is
+        (the configured one when ``None``)."""
+        return self._stream(messages, model or self.model, max_tokens, think, temperature)
 
     async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
                       think: bool | str | None, temperature: float | None) -> AsyncGenerator[Event, None]:
@@ -230,29 +214,22 @@ class OpenAISource:
         if isinstance(effort, str) and self._takes_effort:
             kwargs["reasoning_effort"] = effort
         create = client.chat.completions.with_streaming_response.create
-        attempt = 0
-        while True:
-            t_send = perf_counter()
-            try:
-                async with contextlib.AsyncExitStack() as stack:
-                    try:
-                        async with asyncio.timeout(self.config.timeout_s):  # all of the wait for the headers
-                            response = await stack.enter_async_context(create(**kwargs))
-                    except TimeoutError:
-                        raise self._timeout_error("no response") from None
-                    async for event in self._read(response.http_response, t_send):
-                        yield event
-                return
-            except _Refused as exc:
-                error = self._status_error(exc, model)
-            except openai.APITimeoutError:
-                raise self._timeout_error("no response") from None
-            except openai.APIConnectionError as exc:
-                error = self._connection_error(exc)
-            if attempt >= MAX_RETRIES or not _retryable(error):
-                raise error
-            attempt += 1
-            await asyncio.sleep(error.retry_after if error.retry_after is not None else _backoff(error))
+        t_send = perf_counter()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    async with asyncio.timeout(self.config.timeout_s):  # all of the wait for the headers
+                        response = await stack.enter_async_context(create(**kwargs))
+                except TimeoutError:
+                    raise self._timeout_error("no response") from None
+                async for event in self._read(response.http_response, t_send):
+                    yield event
+        except _Refused as exc:
+            raise self._status_error(exc, model) from None
+        except openai.APITimeoutError:
+            raise self._timeout_error("no response") from None
+        except openai.APIConnectionError as exc:
+            raise self._connection_error(exc) from None
 
     async def _read(self, http: Any, t_send: float) -> AsyncGenerator[Event, None]:
         """Parse the raw SSE body: the hot path. Size and time limits are checked once per read, not per
@@ -417,6 +394,12 @@ class OpenAISource:
             raise _Refused(response, await read_capped(response, ERROR_BODY_CAP))
 
     def _status_error(self, exc: _Refused, model: str) -> SourceError:
+        """The error for an HTTP status other than 2xx, stamped with when its request was written."""
+        error = self._refusal(exc, model)
+        error.t_send = exc.t_send
+        return error
+
+    def _refusal(self, exc: _Refused, model: str) -> SourceError:
         status = exc.status_code
         if 300 <= status < 400:
             return redirect_error(self.name, self.base_url, status, exc.headers.get("location"))
@@ -461,6 +444,7 @@ class OpenAISource:
             f"{self.name}: cannot connect to {self.base_url} ({_reason(exc.__cause__ or exc)}); "
             "check that the server is running and the URL is right",
             source=self.name,
+            dropped=True,
         )
 
     def _timeout_error(self, what: str, chars: int = 0, chunks: int = 0, thought: int = 0) -> SourceError:
@@ -635,18 +619,6 @@ def _rate(value: object) -> float | None:
         return float(value)
     return None
 
-
-
-def _retryable(error: SourceError) -> bool:
-    if error.kind is ErrorKind.RATE_LIMITED:
-        return error.retry_after is None or error.retry_after <= RETRY_AFTER_CAP
-    if error.kind is ErrorKind.SERVER:
-        return error.status in _RETRY_STATUSES and (error.retry_after is None or error.retry_after <= RETRY_AFTER_CAP)
-    return error.kind is ErrorKind.UNREACHABLE
-
-
-def _backoff(error: SourceError) -> float:
-    return 0.25 if error.kind is ErrorKind.UNREACHABLE else 0.5
 
 
 def _retry_after(headers: Any) -> float | None:

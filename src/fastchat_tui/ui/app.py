@@ -24,10 +24,11 @@ from textual.worker import Worker, WorkerError
 
 from fastchat_tui.catalog import Catalog, Listing, ModelSpecError
 from fastchat_tui.config import Config, Template
-from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
+from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Retrying, Routed, SessionEvent
 from fastchat_tui.meter import live_summary, summary
 from fastchat_tui.progress import preparing_text
 from fastchat_tui.race import Race, race
+from fastchat_tui.retries import retrying_text
 from fastchat_tui.router import fallback_text, hedge_text, status_text
 from fastchat_tui.session import SensitiveRefusal, Session
 from fastchat_tui.sources.base import ErrorKind, ModelChosen, Preparing, Probe, ReasoningDelta, SourceError, TextDelta
@@ -451,7 +452,10 @@ class FastchatApp(App[None]):
                         self._show_selection(route=self._route_line(turn), meter="waiting for first token…")
                         self.refresh_bindings()  # nothing to retry while it streams
                     elif isinstance(event, Fallback):
-                        self.chat.add_notice(fallback_text(event.failed, event.next, event.error), "warning")
+                        self.chat.add_notice(fallback_text(event.failed, event.next, event.error, event.model),
+                                             "warning")
+                    elif isinstance(event, Retrying):
+                        self.status.show(meter=retrying_text(event.source, event.error, event.attempt, event.delay))
                     elif isinstance(event, Finished):
                         turn = self._turn = event.turn
         finally:
@@ -460,7 +464,7 @@ class FastchatApp(App[None]):
     def _route_line(self, turn: Turn) -> str:
         """Where the prompt went and why, for the status bar."""
         if turn.fallback_from and turn.source and turn.errors:
-            return "· " + fallback_text(turn.fallback_from, turn.source, turn.errors[-1])
+            return "· " + fallback_text(turn.fallback_from, turn.source, turn.errors[-1], turn.model)
         if self._hedged is not None and self._hedged.turn is turn:
             return f"→ {turn.source} · {turn.model} · {hedge_text(self._hedged)}"
         if self.session.selected == "auto" and turn.route:
