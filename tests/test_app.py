@@ -146,7 +146,7 @@ async def test_source_picker_shows_models_and_reachability(tmp_path, openai_serv
         assert rows[0][:2] == ["●", "auto"]  # the selection now
         assert rows[1][:4] == ["fast", "openai", "·", "●"] and "reachable" in rows[1]
         assert rows[2][:3] == ["test-model", "configured", "·"]  # its model, under it (issue 14)
-        assert rows[3][0] == "local" and "unreachable" in rows[3]
+        assert rows[3][0] == "local" and "✗ Ollama is not running" in " ".join(rows[3])  # not "unreachable"
         await pilot.press("down", "down", "down", "enter")
         await until(pilot, lambda: not isinstance(app.screen, SourcePicker))
         assert app.session.selected == "local"

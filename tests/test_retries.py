@@ -24,7 +24,9 @@ from fastchat_tui.routing import MemoryLedger
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind
 from fastchat_tui.turn import SendOptions
+from fastchat_tui.ui.app import FastchatApp
 from tests.servers import OpenAIServer, Script, synthetic_tokens
+from tests.test_app import SIZE, make_config, until
 
 
 def fast(url: str, **extra: object) -> Config:
@@ -129,3 +131,17 @@ def test_ask_says_it_retries_and_its_meter_line_names_2_attempts(openai_server: 
     lines = err.splitlines()
     assert "fast: 503 server error; attempt 2 in 0.5 s" in lines, lines
     assert " · 2 attempts · " in lines[-1], lines
+
+
+async def test_the_tui_shows_the_retry_then_a_meter_that_names_2_attempts(
+        openai_server: OpenAIServer, tmp_path: Path) -> None:
+    openai_server.push(Script(status=429, headers={"retry-after-ms": "1500"}), Script(tokens=["Hello"]))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}, default="fast"),
+                      probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hi", "enter")
+        await until(pilot, lambda: "fast: 429 rate limited; attempt 2 in 1.5 s" in app.status.text)
+        await until(pilot, lambda: app._turn is not None and app._turn.ended)
+        await pilot.pause(0.1)
+        assert " · 2 attempts · " in app.status.text, app.status.text
+        assert app._turn.text == "Hello"

@@ -665,7 +665,7 @@ class Session:
         - a failure worth a retry (:func:`retry_delay`) is sent again after a :class:`Retrying` and the wait.
           The meter then counts from the first attempt's send (the source's stamp where the failed request was
           written, else the moment it was asked), so TTFT, the total and the router's latency figures include
-          the failed attempts and the waits.
+          the failed attempts and the waits. The router's health hears of the source once, after its last attempt.
         """
         name = turn.source or ""
         spec = self.config.sources[name]

@@ -197,7 +197,7 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
                         thinking.write(thought.feed(event.text))
                     elif type(event) is Preparing:
                         waiting.show(0, event)
-                    elif type(event) is ModelChosen:  # before any output: the source's own choice of model
+                    elif type(event) is ModelChosen:  # before any output: the session chose another model, or runs it elsewhere
                         with waiting.aside():
                             note(event.note)
                     elif type(event) is Attempt:  # a fallback's source prepares from the start
