@@ -50,7 +50,11 @@ class CompareApp(App[None]):
         self.view.columns[0].chat.focus()
 
     def on_compare_view_kept(self, message: CompareView.Kept) -> None:
+        """The view tells which reply it shows kept; the owner keeps it (the chat does so through its
+        conversation)."""
         self.kept.append(message.column)
+        if message.race is not None:
+            message.race.keep(message.column)
 
     def on_compare_view_ended(self, message: CompareView.Ended) -> None:
         self.ended += 1
