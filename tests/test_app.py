@@ -51,7 +51,8 @@ async def test_send_streams_markdown_and_shows_the_meter(tmp_path, openai_server
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hello", "enter")
-        await until(pilot, lambda: not app.streaming and app.conversation.last_turn is not None and app.conversation.last_turn.status == "complete")
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None
+                and turn.status == "complete")
         await until(pilot, lambda: "x = 1" in visible_text(app))
         screen = visible_text(app)
         assert "hello" in screen and "Title" in screen and "Some code and" in screen
@@ -277,9 +278,11 @@ async def test_ctrl_r_retries_a_cut_reply_with_the_options_it_was_sent_with(tmp_
     app = FastchatApp(config, probe_on_start=False, initial_prompt="review this code", initial_label="Review x.py",
                       initial_options=SendOptions(max_tokens=77, task="review"))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "cut" and not app.streaming)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.status == "cut"
+                and not app.streaming)
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "complete" and not app.streaming)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.status == "complete"
+                and not app.streaming)
         assert app.conversation.last_turn.text == "again" and app.conversation.last_turn.options.task == "review"
     assert [r.json["max_tokens"] for r in openai_server.stream_requests()] == [77, 77]
 
@@ -338,7 +341,7 @@ async def test_page_keys_in_the_prompt_scroll_the_transcript(tmp_path, openai_se
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
-        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended and not app.chat.pending)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.ended and not app.chat.pending)
         await pilot.pause()
         bottom = app.chat.scroll_y
         await pilot.press(*"draft", "pageup", "pageup")
@@ -376,7 +379,8 @@ async def test_a_reopened_failed_reply_shows_its_error(tmp_path, openai_server: 
     async with app.run_test(size=SIZE) as pilot:
         for prompt in ("one", "two"):
             await pilot.press(*prompt, "enter")
-            await until(pilot, lambda p=prompt: app.conversation.last_turn is not None and app.conversation.last_turn.prompt == p and app.conversation.last_turn.ended
+            await until(pilot, lambda p=prompt: app.conversation.last_turn is not None
+                    and app.conversation.last_turn.prompt == p and app.conversation.last_turn.ended
                         and not app.streaming)
         error = app.conversation.last_turn.error
         assert error is not None

@@ -289,7 +289,8 @@ async def test_dash_m_for_a_model_its_source_does_not_list_warns_and_sends_it_th
                           "(`fastchat models -s local` lists what it serves)")
         await pilot.press(*"hi", "enter")
         await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
-        assert app.conversation.last_turn.status == "error" and "mistral" in app.conversation.last_turn.error.shown  # Ollama's 404, never replaced
+        assert (app.conversation.last_turn.status == "error"
+                and "mistral" in app.conversation.last_turn.error.shown)  # Ollama's 404, never replaced
 
 
 # -- continuing a chat -----------------------------------------------------------------------------

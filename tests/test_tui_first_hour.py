@@ -252,7 +252,7 @@ async def test_no_shown_error_repeats_a_prefix(kind, tmp_path, spawn_server, dea
     app = FastchatApp(load(path), probe_on_start=False)
     async with app.run_test(size=(200, 40)) as pilot:
         app.send(prompt)  # what Enter does (typing 400 words key by key would only be slow)
-        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended and not app.chat.pending)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.ended and not app.chat.pending)
         await pilot.pause(0.1)
         transcript = " ".join(visible_text(app).split())
         shown = transcript[max(transcript.rfind("✖"), transcript.rfind("✂")):]  # the error notice or ending line
@@ -296,7 +296,8 @@ def test_status_bar_after_an_error_snapshot(width: int, tmp_path: Path, snap_com
 
     async def fail(pilot) -> None:
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "error" and not app.chat.pending)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.status == "error"
+                and not app.chat.pending)
         app.chat.clear()  # the error names a random port; the bars are what this picture is about
         app.status.show(route="→ local · test-model:latest · chat: plain chat",
                         meter="TTFT 212 ms · 1,480 tok/s · 64 tokens · 0.26 s · error")

@@ -66,7 +66,8 @@ async def sent(pilot: Pilot[Any], app: FastchatApp, *keys: str) -> None:
     and everything it drew is on screen."""
     previous = app.conversation.last_turn
     await pilot.press(*keys)
-    await until(pilot, lambda: app.conversation.last_turn is not previous and app.conversation.last_turn is not None and app.conversation.last_turn.ended
+    await until(pilot, lambda: app.conversation.last_turn is not previous
+            and (turn := app.conversation.last_turn) is not None and turn.ended
                 and not app.streaming)
     await until(pilot, lambda: not app.chat.pending)
     await pilot.pause()

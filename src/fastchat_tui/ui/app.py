@@ -9,32 +9,33 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.actions import SkipAction
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.worker import Worker
 
 from fastchat_tui.catalog import Catalog, Listing
 from fastchat_tui.config import Config
-from fastchat_tui.conversation import THINKING, Compared, Conversation, ConversationEvent, NeedsConsent, NeedsKey, Notice
+from fastchat_tui.conversation import Compared, Conversation, ConversationEvent, NeedsConsent, NeedsKey, Notice
 from fastchat_tui.race import ColumnEvent
 from fastchat_tui.selection import Selection
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import Probe
 from fastchat_tui.turn import SendOptions
-from fastchat_tui.ui.chat_log import ChatLog, CompareView, PastMessage
+from fastchat_tui.ui.chat_history import ChatHistory
+from fastchat_tui.ui.chat_log import ChatLog, CompareView
+from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
+from fastchat_tui.ui.palette import Palette
 from fastchat_tui.ui.questions import ask
 from fastchat_tui.ui.reply_view import ReplyView
-from fastchat_tui.ui.screens.bench import bench_command
-from fastchat_tui.ui.screens.compare_picker import ComparePicker, pick_label
+from fastchat_tui.ui.screens.compare_picker import pick_label
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import Pick, SourcePicker
 from fastchat_tui.ui.signals import run_ending_on_signals
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
 
 
-class FastchatApp(App[None]):
+class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     """Chat with any configured source; F2 switches, F4 compares several at once, Esc cancels, Ctrl+Q quits."""
 
     CSS_PATH = "app.tcss"
@@ -138,7 +139,7 @@ class FastchatApp(App[None]):
         self.prompt_input.focus()
         self.call_after_refresh(tune_gc)
         if self.continue_chat:
-            self._resume(self.chat_id)
+            self.resume_at_start(self.chat_id)
         if self.selection.spec is not None:
             self.find_model()
         if self.initial:
@@ -157,15 +158,6 @@ class FastchatApp(App[None]):
             self.notify(message, severity="warning", timeout=10)
         else:
             self._startup_warnings.append(message)
-
-    @property
-    def compare_view(self) -> CompareView | None:
-        """The last comparison, shown under its prompt until the next prompt is sent."""
-        return self.comparisons.view
-
-    def show_compare(self, view: CompareView) -> CompareView:
-        """Show a compare view under its prompt (see :meth:`CompareTurn.show`)."""
-        return self.comparisons.show(view)
 
     @property
     def streaming(self) -> bool:
@@ -273,33 +265,6 @@ class FastchatApp(App[None]):
         finally:
             reply.end()
 
-    def _start_compare(self, event: Compared) -> CompareView:
-        """Show a comparison in place of the one before (folded into the transcript), after its ``notes``."""
-        self.comparisons.fold()
-        for notice in event.notes:
-            self.chat.add_notice(notice.text, notice.severity)
-        view = self.comparisons.start(event.comparison)
-        self.status.show(route="", meter="")
-        self.refresh_bindings()
-        return view
-
-    def on_compare_view_kept(self, message: CompareView.Kept) -> None:
-        self.conversation.keep(message.race, message.column)
-        if message.view is self.compare_view and message.race is message.view.race:
-            self.status.show(meter=f"kept: {message.column + 1} {message.turn.source}")
-
-    def on_compare_view_ended(self, message: CompareView.Ended) -> None:
-        """A comparison has settled: the conversation restores the reply kept before if it keeps none, then asks
-        about its refused columns."""
-        view = message.view
-        if view is self.compare_view and message.race is view.race:
-            said = self.conversation.settle(view.race)
-            if said is not None:
-                self.status.show(meter=said)
-            elif view.kept is None:
-                self.status.show(meter="no reply to keep")
-        self.refresh_bindings()
-
     def action_cycle_source(self) -> None:
         """F2: the next source, each with its configured model."""
         self.select(self.session.cycle())
@@ -316,97 +281,6 @@ class FastchatApp(App[None]):
         current = Pick(self.session.selected, self.selection.model)
         self.push_screen(SourcePicker(self.config, self.probes, current, cached=self.catalog.cached,
                                       listing=self._listing), chosen)
-
-    @property
-    def store(self):
-        """The history store, or ``None`` when history is not being kept."""
-        return getattr(self.session.recorder, "store", None)
-
-    def action_chats(self) -> None:
-        """Open the chat list: saved chats, search over all messages, open/rename/delete/new."""
-        if self.store is None:
-            self.notify("History is not being kept in this session.", severity="warning")
-            return
-        from fastchat_tui.ui.screens.chats import ChatsScreen
-
-        self.push_screen(ChatsScreen(self.store, getattr(self.session.recorder, "chat_id", None)))
-
-    def on_chats_screen_open(self, message) -> None:
-        self.open_chat(message.chat_id, message.message_id)
-
-    def on_chats_screen_new(self, message) -> None:
-        self.action_new_chat()
-
-    def on_chats_screen_deleted(self, message) -> None:
-        if getattr(self.session.recorder, "chat_id", None) == message.chat_id:
-            self.action_new_chat()
-
-    def _resume(self, chat_id: int | None) -> None:
-        """Continue saved chat ``chat_id`` at start (``--chat``), or the most recent one (``-c``), or say why not."""
-        from fastchat_tui.store import StoreError
-
-        try:
-            chat_id = chat_id if chat_id is not None else self.conversation.latest_chat()
-        except LookupError:
-            self.notify("History is not being kept, so there is no saved chat to continue: this is a new chat.",
-                        severity="error", timeout=15)
-            return
-        if chat_id is None:
-            self.notify("There is no saved chat to continue yet: this is a new one.", timeout=10)
-            return
-        try:
-            self.open_chat(chat_id)
-        except (StoreError, LookupError) as exc:
-            self.notify(f"Chat {chat_id} could not be opened ({exc}): this is a new chat. F3 lists the saved ones.",
-                        severity="error", timeout=15)
-
-    def open_chat(self, chat_id: int, message_id: int | None = None) -> None:
-        """Show a saved chat, with each reply's meter line, how it ended and its reasoning (collapsed), and
-        continue it; with ``message_id`` (a search hit) the transcript opens at that message."""
-        self.comparisons.drop()
-        self.action_cancel_reply()
-        self.conversation.resume(chat_id)
-        shown = [stored for stored in self.store.messages(chat_id) if stored.role in ("user", "assistant")]
-        hit = next((index for index, stored in enumerate(shown) if stored.id == message_id), None)
-        self.chat.load([PastMessage.from_stored(stored) for stored in shown], scroll_to=hit)
-        self._chat_changed()
-
-    def action_new_chat(self) -> None:
-        self.comparisons.drop()
-        self.action_cancel_reply()
-        self.conversation.new_chat()
-        self.chat.clear()
-        self._chat_changed()
-
-    def _chat_changed(self) -> None:
-        self.query(AttachmentsView).remove()  # the files belonged to the old conversation
-        self.status.show(route="", meter="")
-        self.refresh_bindings()
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Switch source", "Pick auto, a source, or any model a source serves (type to filter)",
-                            self.action_pick_source)
-        yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
-        yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)
-        now = ", ".join(map(pick_label, self.compare))
-        yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off (F4)" if self.compare else
-                            "Send each prompt to two to four sources at once, side by side (F4)", self.action_compare)
-        yield bench_command(self)
-        template = self.conversation.template
-        for name in self.config.templates:
-            now = " (now)" if template is not None and template.name == name else ""
-            yield SystemCommand(f"Template: {name}{now}", "Send each prompt through this [templates] entry (as -t does)",
-                                partial(self.set_template, name))
-        if template is not None:
-            yield SystemCommand("Template: off", "Send prompts as typed", partial(self.set_template, None))
-        for name, value in THINKING.items():
-            now = " (now)" if value == self.conversation.think else ""
-            yield SystemCommand(f"Thinking: {name}{now}", "Switch the model's reasoning for this chat's prompts",
-                                partial(self.set_thinking, name))
-        expanded = self.chat.thinking_expanded
-        yield SystemCommand(f"Thinking blocks: {'collapse once answered' if expanded else 'keep expanded'}",
-                            "Change how every reply's thinking shows (Ctrl+T toggles one)", self.action_thinking_default)
 
     def action_retry(self) -> None:
         """Send the last prompt again after a reply (or a comparison's column) that failed, was cut, gave no
@@ -439,21 +313,6 @@ class FastchatApp(App[None]):
         """Ctrl+T: show or hide the thinking of the last reply (the one in view when scrolled up)."""
         self.chat.toggle_thinking()
 
-    def action_thinking_default(self) -> None:
-        """Palette: thinking blocks expanded, or collapsed once the answer starts (the default), in every reply."""
-        self.chat.thinking_expanded = not self.chat.thinking_expanded
-        self.notify(f"Thinking blocks {'expanded' if self.chat.thinking_expanded else 'collapsed'}", timeout=3)
-
-    def set_template(self, name: str | None) -> None:
-        """Send every following prompt through ``[templates.NAME]`` (``None``: as typed)."""
-        self.conversation.template = self.config.templates[name] if name is not None else None
-        self.notify(f"Each prompt now goes through the template '{name}'." if name else "Prompts are sent as typed.")
-
-    def set_thinking(self, name: str) -> None:
-        """Switch thinking for this chat's prompts (a key of :data:`THINKING`); the status bar shows it."""
-        self.conversation.think = THINKING[name]
-        self.status.show(think="" if self.conversation.think is None else name)
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_thinking":
             return self.chat.has_thinking  # shown in the footer once a reply has a thinking block
@@ -469,31 +328,6 @@ class FastchatApp(App[None]):
             view.cancel()  # each column ends, cancelled, and the ranking follows
         elif self._reply_worker is not None and not self._reply_worker.is_finished:
             self._reply_worker.cancel()
-
-    def action_compare(self) -> None:
-        """F4, the palette's Compare sources: pick two to four sources (or models) to send each prompt to at once;
-        when compare mode is on, switch it off."""
-        if self.compare:
-            self.set_compare([])
-            return
-
-        def chosen(picks: list[Pick] | None) -> None:
-            if picks:
-                self.set_compare(picks)
-
-        self.push_screen(ComparePicker(self.config, self.probes, self._compared, cached=self.catalog.cached,
-                                       listing=self._listing), chosen)
-
-    def set_compare(self, picks: Sequence[Pick]) -> None:
-        """Send each following prompt to every one of ``picks`` at once, until switched off (``[]``)."""
-        self.compare = list(picks)
-        self._show_selection(route="")
-        if picks:
-            self._compared = list(picks)
-            self.notify(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
-                        "F4 switches it off.", timeout=6)
-        else:
-            self.notify(f"Compare mode off: prompts go to {self.selection.label()} again.", timeout=4)
 
     async def run_async(self, **options: Any) -> None:
         """Run the chat; SIGTERM and SIGHUP end it as Esc then Ctrl+Q would (:mod:`fastchat_tui.ui.signals`)."""

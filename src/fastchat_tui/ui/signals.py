@@ -21,9 +21,9 @@ T = TypeVar("T")
 
 async def run_ending_on_signals(app: App[Any], run: Callable[[], Awaitable[T]],
                                 reply: Callable[[], Worker[None] | None]) -> T:
-    """``run`` the app (what it returns is returned); while it runs, an ending signal cancels the streaming reply (``reply()``), waits until it
-    is saved and quits. A signal the parent ignores (``nohup``) stays ignored; the handlers before are restored
-    at the end."""
+    """``run`` the app and return what it returns; meanwhile an ending signal cancels the streaming reply
+    (``reply()``), waits until it is saved and quits. A signal the parent ignores (``nohup``) stays ignored;
+    the handlers before are restored at the end."""
     loop = asyncio.get_running_loop()
     terminal = sys.__stderr__.fileno() if sys.__stderr__ and sys.__stderr__.isatty() else None
     taken = {sig: signal.getsignal(sig) for sig in ENDING_SIGNALS if signal.getsignal(sig) != signal.SIG_IGN}
