@@ -224,8 +224,10 @@ async def test_a_refused_column_is_asked_about_and_the_comparison_goes_again(spa
     events = await run(conversation.compare("hello", [("plain", None), ("keyed", None)]), front_end)
     assert [question.source for question in asked] == ["keyed"]
     starts = [event for event in events if isinstance(event, Compared)]
-    assert len(starts) == 2 and [notice.text for notice in starts[1].notes][0] == \
-        "key for keyed kept for this session only; retrying"
+    assert len(starts) == 2 and [notice.text for notice in starts[1].notes] == [
+        "key for keyed kept for this session only; retrying",
+        "retrying the comparison on plain · plain-model, keyed · keyed-model; "
+        "the reply it keeps takes the place of the one kept above"]
     assert keyed.authorizations() == [None, f"Bearer {KEY}"] and len(plain.stream_requests()) == 2
     assert [turn.text for turn in starts[1].comparison.race.turns if turn] == ["plain two", "keyed answer"]
     assert session.messages[-1] == {"role": "assistant", "content": "plain two"} and not conversation.asking

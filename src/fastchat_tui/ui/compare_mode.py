@@ -38,9 +38,7 @@ class CompareMode(Base):
     chat: ChatLog
     status: StatusBar
     compare: list[Pick]
-    """Compare mode's sources (two to four), each prompt sent to all of them at once; ``[]``: it is off."""
     _compared: list[Pick]
-    """The last comparison's sources: marked when the compare picker opens again."""
 
     if TYPE_CHECKING:
         def _show_selection(self, **parts: str) -> None: ...
