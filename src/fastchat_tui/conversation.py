@@ -33,6 +33,9 @@ from fastchat_tui.session import SensitiveRefusal, Session
 from fastchat_tui.sources.base import ErrorKind, ModelChosen, ReasoningDelta, SourceError, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
 
+__all__ = ["RETRIED", "THINKING", "Compared", "Comparison", "Conversation", "ConversationEvent", "NeedsConsent",
+           "NeedsKey", "Notice", "Question", "apply_template"]
+
 THINKING: dict[str, bool | str | None] = {
     "off": False, "on": True, "low": "low", "medium": "medium", "high": "high", "source default": None,
 }
@@ -431,13 +434,3 @@ class Conversation:
             raise LookupError("history is not being kept")
         recent = store.chats(limit=1)
         return recent[0].id if recent else None
-
-
-__all__ = ["RETRIED", "THINKING", "Compared", "Comparison", "Conversation", "ConversationEvent", "NeedsConsent",
-           "NeedsKey", "Notice", "Question", "apply_template", "decline_all"]
-
-
-def decline_all(event: object) -> None:
-    """For a front end that cannot ask (``ask``, ``review``): every question is declined at once."""
-    if isinstance(event, Question):
-        event.decline()
