@@ -281,7 +281,7 @@ class Conversation:
         return comparison if comparison is not None and not self.asking and comparison.retryable() else None
 
     def retry(self) -> AsyncGenerator[ConversationEvent, None] | None:
-        """Send the last prompt again with the same options: after a comparison that a column of failed, the
+        """Send the last prompt again with the same options: after a comparison with a column to retry, the
         comparison, every column; else the last reply, on the next source of its route. ``None``: nothing to
         retry. The first event says so (a :class:`Notice`, or the comparison's :class:`Compared`)."""
         if (comparison := self.retryable_comparison()) is not None:
