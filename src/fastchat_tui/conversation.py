@@ -21,7 +21,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Collection, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fastchat_tui import keys
 from fastchat_tui.config import Template
@@ -32,6 +32,9 @@ from fastchat_tui.selection import Selection
 from fastchat_tui.session import SensitiveRefusal, Session
 from fastchat_tui.sources.base import ErrorKind, ModelChosen, ReasoningDelta, SourceError, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
+
+if TYPE_CHECKING:
+    from fastchat_tui.store import Store
 
 __all__ = ["RETRIED", "THINKING", "Compared", "Comparison", "Conversation", "ConversationEvent", "NeedsConsent",
            "NeedsKey", "Notice", "Question", "apply_template"]
@@ -429,8 +432,20 @@ class Conversation:
 
     def latest_chat(self) -> int | None:
         """The most recent saved chat (``-c``), if any. Raises ``LookupError`` when no history is kept."""
-        store = getattr(self.session.recorder, "store", None)
+        recent = self._store().chats(limit=1)
+        return recent[0].id if recent else None
+
+    def rename_chat(self, chat_id: int, title: str) -> None:
+        """Give saved chat ``chat_id`` a new title. Raises ``StoreError``, ``LookupError`` when no history is kept."""
+        self._store().rename_chat(chat_id, title)
+
+    def delete_chat(self, chat_id: int) -> None:
+        """Delete saved chat ``chat_id`` and its messages. Raises ``StoreError``, ``LookupError`` when no history is
+        kept. (The chat open is left as it is: the front end starts a new one when it showed that chat.)"""
+        self._store().delete_chat(chat_id)
+
+    def _store(self) -> Store:
+        store: Store | None = getattr(self.session.recorder, "store", None)
         if store is None:
             raise LookupError("history is not being kept")
-        recent = store.chats(limit=1)
-        return recent[0].id if recent else None
+        return store

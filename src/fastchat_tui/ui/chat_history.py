@@ -45,7 +45,8 @@ class ChatHistory(Base):
             return
         from fastchat_tui.ui.screens.chats import ChatsScreen
 
-        self.push_screen(ChatsScreen(self.store, getattr(self.session.recorder, "chat_id", None)))
+        self.push_screen(ChatsScreen(self.store, getattr(self.session.recorder, "chat_id", None),
+                                     rename=self.conversation.rename_chat, delete=self.conversation.delete_chat))
 
     def on_chats_screen_open(self, message: Any) -> None:
         self.open_chat(message.chat_id, message.message_id)
