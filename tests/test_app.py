@@ -51,7 +51,8 @@ async def test_send_streams_markdown_and_shows_the_meter(tmp_path, openai_server
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hello", "enter")
-        await until(pilot, lambda: not app.streaming and app._turn is not None and app._turn.status == "complete")
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None
+                and turn.status == "complete")
         await until(pilot, lambda: "x = 1" in visible_text(app))
         screen = visible_text(app)
         assert "hello" in screen and "Title" in screen and "Some code and" in screen
@@ -80,10 +81,10 @@ async def test_escape_cancels_and_keeps_the_partial_reply(tmp_path, openai_serve
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
-        await until(pilot, lambda: app._turn is not None and len(app._turn.parts) >= 3)
+        await until(pilot, lambda: app.conversation.last_turn is not None and len(app.conversation.last_turn.parts) >= 3)
         await pilot.press("escape")
         await until(pilot, lambda: not app.streaming)
-        turn = app._turn
+        turn = app.conversation.last_turn
         assert turn.status == "cancelled" and turn.text.startswith("word0 word1 word2")
         await until(pilot, lambda: "cancelled" in visible_text(app))
         assert "word0" in visible_text(app) or app.chat.virtual_size.height > app.chat.size.height
@@ -96,9 +97,9 @@ async def test_error_before_any_text_is_a_notice_not_a_crash(tmp_path, openai_se
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: not app.streaming and app._turn is not None)
+        await until(pilot, lambda: not app.streaming and app.conversation.last_turn is not None)
         await until(pilot, lambda: "auth" in visible_text(app))
-        assert app._turn.status == "error" and app._turn.error.kind == "auth"
+        assert app.conversation.last_turn.status == "error" and app.conversation.last_turn.error.kind == "auth"
 
 
 async def test_cut_stream_keeps_text_and_marks_it(tmp_path, openai_server: OpenAIServer):
@@ -106,8 +107,8 @@ async def test_cut_stream_keeps_text_and_marks_it(tmp_path, openai_server: OpenA
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: not app.streaming and app._turn is not None)
-        assert app._turn.status == "cut" and app._turn.text == "kept text "
+        await until(pilot, lambda: not app.streaming and app.conversation.last_turn is not None)
+        assert app.conversation.last_turn.status == "cut" and app.conversation.last_turn.text == "kept text "
         await until(pilot, lambda: "cut" in visible_text(app) and "kept text" in visible_text(app))
 
 
@@ -128,8 +129,8 @@ async def test_a_chosen_source_gets_the_prompt(tmp_path, openai_server: OpenAISe
     app = FastchatApp(config, probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2", "f2", *"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and not app.streaming)
-        assert app._turn.source == "local" and app._turn.text == "from ollama"
+        await until(pilot, lambda: app.conversation.last_turn is not None and not app.streaming)
+        assert app.conversation.last_turn.source == "local" and app.conversation.last_turn.text == "from ollama"
         assert "server" in status_text(app)  # Ollama's own rate beside the client's
     assert not [r for r in openai_server.requests if r.path.endswith("/chat/completions")]
 
@@ -238,7 +239,7 @@ async def test_pasted_lines_stay_one_message_and_ctrl_j_adds_a_line(tmp_path, op
         assert app.prompt_input.text == "first line\nsecond line\nthird"
         assert not openai_server.requests  # nothing was sent
         await pilot.press("enter")
-        await until(pilot, lambda: app._turn is not None and not app.streaming)
+        await until(pilot, lambda: app.conversation.last_turn is not None and not app.streaming)
     chat = [r for r in openai_server.requests if r.path.endswith("/chat/completions")]
     assert chat[0].json["messages"][-1]["content"] == "first line\nsecond line\nthird"
 
@@ -254,11 +255,11 @@ async def test_ctrl_r_retries_a_cut_reply_on_the_next_source(tmp_path, spawn_ser
     app = FastchatApp(load(path), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"why", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.status == "cut")
-        assert app._turn.source == "fast" and app._turn.text == "partial text "
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "cut")
+        assert app.conversation.last_turn.source == "fast" and app.conversation.last_turn.text == "partial text "
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: app._turn.status == "complete")
-        assert app._turn.source == "regular" and app._turn.text == "whole answer"
+        await until(pilot, lambda: app.conversation.last_turn.status == "complete")
+        assert app.conversation.last_turn.source == "regular" and app.conversation.last_turn.text == "whole answer"
         await until(pilot, lambda: not app.chat.pending)
         screen = visible_text(app)
         assert "partial text" in screen and "cut" in screen and "whole answer" in screen  # both kept, not spliced
@@ -277,10 +278,12 @@ async def test_ctrl_r_retries_a_cut_reply_with_the_options_it_was_sent_with(tmp_
     app = FastchatApp(config, probe_on_start=False, initial_prompt="review this code", initial_label="Review x.py",
                       initial_options=SendOptions(max_tokens=77, task="review"))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app._turn is not None and app._turn.status == "cut" and not app.streaming)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.status == "cut"
+                and not app.streaming)
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: app._turn is not None and app._turn.status == "complete" and not app.streaming)
-        assert app._turn.text == "again" and app._turn.options.task == "review"
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.status == "complete"
+                and not app.streaming)
+        assert app.conversation.last_turn.text == "again" and app.conversation.last_turn.options.task == "review"
     assert [r.json["max_tokens"] for r in openai_server.stream_requests()] == [77, 77]
 
 
@@ -338,7 +341,7 @@ async def test_page_keys_in_the_prompt_scroll_the_transcript(tmp_path, openai_se
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended and not app.chat.pending)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.ended and not app.chat.pending)
         await pilot.pause()
         bottom = app.chat.scroll_y
         await pilot.press(*"draft", "pageup", "pageup")
@@ -376,9 +379,10 @@ async def test_a_reopened_failed_reply_shows_its_error(tmp_path, openai_server: 
     async with app.run_test(size=SIZE) as pilot:
         for prompt in ("one", "two"):
             await pilot.press(*prompt, "enter")
-            await until(pilot, lambda p=prompt: app._turn is not None and app._turn.prompt == p and app._turn.ended
+            await until(pilot, lambda p=prompt: app.conversation.last_turn is not None
+                    and app.conversation.last_turn.prompt == p and app.conversation.last_turn.ended
                         and not app.streaming)
-        error = app._turn.error
+        error = app.conversation.last_turn.error
         assert error is not None
         chat_id = app.session.recorder.chat_id
         app.action_new_chat()

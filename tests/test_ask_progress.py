@@ -20,7 +20,7 @@ from fastchat_tui.commands.ask import _Waiting
 from fastchat_tui.commands.common import StatusLine
 from fastchat_tui.progress import preparing_text
 from fastchat_tui.sources.base import Preparing
-from fastchat_tui.ui import app as chat_app
+from fastchat_tui.ui import reply_view as chat_app  # where the chat words its status bar
 from tests.pty_screen import BOUND_S, Screen
 from tests.replay import Case, ReplayServer
 

@@ -21,7 +21,8 @@ class Host(App[None]):
         self.store, self.current, self.posted = store, current, []
 
     def on_mount(self) -> None:
-        self.push_screen(ChatsScreen(self.store, self.current))
+        self.push_screen(ChatsScreen(self.store, self.current, rename=self.store.rename_chat,
+                                     delete=self.store.delete_chat))  # the owner writes (the chat: its conversation)
 
     def on_chats_screen_open(self, message: ChatsScreen.Open) -> None:
         self.posted.append(("open", message.chat_id, message.message_id))

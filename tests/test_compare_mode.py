@@ -222,7 +222,7 @@ async def test_four_stacked_columns_a_cut_and_a_429_and_keeping_another_by_key(t
         await pilot.press("f4")  # compare mode off: the next prompt goes to the selected source only
         assert app.compare == [] and app.status.text.startswith("● b")
         await send(pilot, "thanks")
-        await until(pilot, lambda: not app.streaming and app._turn is not None and app._turn.ended)
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None and turn.ended)
         assert sent_messages(servers["b"])[-3:] == [{"role": "user", "content": "hello"},
                                                     {"role": "assistant", "content": SLOW_REPLY},
                                                     {"role": "user", "content": "thanks"}]
@@ -311,7 +311,7 @@ async def test_a_picker_closed_during_the_warm_up_does_not_stop_the_next_prompt(
     app = FastchatApp(write_config(tmp_path, {"fast": fast, "slow": slow}), probe_on_start=False)
     async with app.run_test(size=(120, 30)) as pilot:
         warm_up = asyncio.get_running_loop().create_future()
-        app._warmed = warm_up  # still importing the clients
+        app.warmup.done = warm_up  # still importing the clients
         await pilot.press("f4")
         await until(pilot, lambda: isinstance(app.screen, ComparePicker) and app.screen.is_mounted)
         await pilot.press("escape")
@@ -332,7 +332,7 @@ async def test_the_status_bar_says_auto_mode_hedged_and_who_won(tmp_path: Path, 
     app = FastchatApp(config, probe_on_start=False)
     async with app.run_test(size=(160, 30)) as pilot:
         app.send(COMPLETION)
-        await until(pilot, lambda: not app.streaming and app._turn is not None and app._turn.ended)
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None and turn.ended)
         assert "→ quick · quick-model · hedged: quick won (first token " in app.status.text
         assert "slow none yet" in app.status.text
         await until(pilot, lambda: len(slow.disconnects) == 1)

@@ -33,8 +33,9 @@ SLOW_REPLY = "## Slow\n\n- one\n- two\n\nDone slowly."
 class CompareApp(App[None]):
     """A screen holding only a compare view (and the footer, which shows its keys)."""
 
-    def __init__(self, view: CompareView, theme: str = "fastchat-dark") -> None:
+    def __init__(self, view: CompareView, theme: str = "fastchat-dark", *, keeps: bool = True) -> None:
         super().__init__()
+        self.keeps = keeps
         for loaded in load_themes()[0]:
             self.register_theme(loaded)
         self.theme = theme
@@ -50,7 +51,11 @@ class CompareApp(App[None]):
         self.view.columns[0].chat.focus()
 
     def on_compare_view_kept(self, message: CompareView.Kept) -> None:
+        """The view tells which reply it shows kept; the owner keeps it (the chat does so through its
+        conversation)."""
         self.kept.append(message.column)
+        if self.keeps and message.race is not None:
+            message.race.keep(message.column)
 
     def on_compare_view_ended(self, message: CompareView.Ended) -> None:
         self.ended += 1
@@ -125,6 +130,23 @@ async def test_two_columns_stream_side_by_side_and_the_first_to_finish_is_kept(s
         assert "kept: 2 slow ·" in hint(view)
         await pilot.press("3")  # no third column: the key does nothing
         assert app.kept == [0, 1]
+    await session.aclose()
+
+
+async def test_the_view_only_tells_which_reply_is_kept_and_writes_no_history(spawn_server) -> None:
+    """The view once kept a reply itself (``CompareView.keep`` → ``Race.keep`` → ``Session.keep``): a widget
+    wrote the conversation and its history. Now it marks the reply and tells its owner, which keeps it."""
+    fast, slow = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
+    fast.push(Script(tokens=["fast"]))
+    slow.push(Script(tokens=["slow"], ttft_s=0.3))
+    session = session_for(source("fast", fast.url), source("slow", slow.url))
+    view = CompareView.of(race(session, "hello", ["fast", "slow"]))
+    app = CompareApp(view, keeps=False)  # an owner that only listens
+    async with app.run_test(size=(160, 30)) as pilot:
+        await until(pilot, lambda: app.ended == 1)
+        await pilot.press("2")
+        assert app.kept == [0, 1] and view.kept == 1 and "✔ kept" in view.columns[1].meter.text
+        assert view.race is not None and view.race.kept is None and session.messages == []
     await session.aclose()
 
 

@@ -71,8 +71,9 @@ async def test_send_anyway_sends_that_one_request_and_the_next_is_checked_again(
         assert AWS_ID not in shown
         assert hosted.stream_requests() == [] and local.stream_requests() == []
         await pilot.click("#sensitive-send")
-        await until(pilot, lambda: not app.streaming and app._turn is not None and app._turn.status == "complete")
-        assert app._turn.text == "hosted answer" and app._turn.source == "hosted"
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None
+                and turn.status == "complete")
+        assert app.conversation.last_turn.text == "hosted answer" and app.conversation.last_turn.source == "hosted"
         [sent] = hosted.stream_requests()
         assert sent.wait().json["messages"][-1]["content"] == SECRET_PROMPT
 
@@ -83,7 +84,8 @@ async def test_send_anyway_sends_that_one_request_and_the_next_is_checked_again(
         await until(pilot, lambda: not isinstance(app.screen, ConfirmSensitive))
         await pilot.pause(0.2)
         assert len(hosted.stream_requests()) == 1 and local.stream_requests() == []
-        assert app._turn.status == "error" and app._turn.error is not None and app._turn.error.kind == "sensitive"
+        assert (app.conversation.last_turn.status == "error" and app.conversation.last_turn.error is not None
+                and app.conversation.last_turn.error.kind == "sensitive")
 
 
 async def test_cancel_sends_nothing_anywhere(tmp_path, spawn_server):

@@ -542,7 +542,7 @@ async def test_key_prompt_says_where_the_key_goes():
 
 
 def test_session_keys_come_first_and_only_for_their_source():
-    from fastchat_tui.ui.screens.key_prompt import SessionKeys
+    from fastchat_tui.keys import SessionKeys
 
     lookup = SessionKeys(lambda source: f"usual-{source.name}")
     assert lookup(cerebras()) == "usual-cerebras"

@@ -230,10 +230,10 @@ async def test_tui_asks_for_a_rejected_key_stores_it_and_retries(tmp_path, servi
             assert isinstance(app.screen, KeyPrompt)
             await pilot.press(*KEY, "enter")
             for _ in range(500):
-                if app._turn is not None and app._turn.status == "complete":
+                if app.conversation.last_turn is not None and app.conversation.last_turn.status == "complete":
                     break
                 await pilot.pause(0.02)
-            assert app._turn.status == "complete" and app._turn.source == "fast"
+            assert app.conversation.last_turn.status == "complete" and app.conversation.last_turn.source == "fast"
         assert keyring.get_password(service, "fast") == KEY
         assert server.authorizations()[0] is None and server.authorizations()[-1] == f"Bearer {KEY}"
 
@@ -350,15 +350,15 @@ async def test_tui_asks_again_when_the_source_moved_and_rebinds_the_key(tmp_path
                     break
                 await pilot.pause(0.02)
             assert isinstance(app.screen, KeyPrompt)
-            failed = app._turn
+            failed = app.conversation.last_turn
             assert failed is not None and failed.error is not None and failed.error.kind == ErrorKind.AUTH
             assert "https://api.example.com:443" in failed.error.message and moved.origin in failed.error.message
             assert moved.requests == []  # asked before anything was sent there
             await pilot.press(*KEY, "enter")  # Enter saves to the keyring: bound to the new origin
             for _ in range(500):
-                if app._turn is not None and app._turn.status == "complete":
+                if app.conversation.last_turn is not None and app.conversation.last_turn.status == "complete":
                     break
                 await pilot.pause(0.02)
-            assert app._turn.status == "complete" and app._turn.source == "fast"
+            assert app.conversation.last_turn.status == "complete" and app.conversation.last_turn.source == "fast"
         assert keyring.get_password(keys.bindings_service(), "fast") == moved.origin
         assert moved.authorizations() == [f"Bearer {KEY}"]

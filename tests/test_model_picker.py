@@ -142,8 +142,8 @@ async def test_typing_filters_and_the_chosen_model_is_the_one_the_next_prompt_na
         await until(pilot, lambda: not isinstance(app.screen, SourcePicker))
         assert app.status.text == "● fast · gpt-4.1-nano"
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
-        assert app._turn.status == "complete" and app._turn.model == "gpt-4.1-nano"
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
+        assert app.conversation.last_turn.status == "complete" and app.conversation.last_turn.model == "gpt-4.1-nano"
         assert chats(hosted)[-1].json["model"] == "gpt-4.1-nano"
 
         await open_picker(pilot, app)  # the marked row is the chat's choice now, and it is highlighted
@@ -154,15 +154,15 @@ async def test_typing_filters_and_the_chosen_model_is_the_one_the_next_prompt_na
         await until(pilot, lambda: not isinstance(app.screen, SourcePicker))
         assert app.session.selected == "local" and app.status.text == "● local · qwen2.5:7b"
         await pilot.press(*"again", "enter")
-        await until(pilot, lambda: len(chats(ollama)) == 1 and app._turn.ended)
-        assert app._turn.status == "complete" and chats(ollama)[-1].json["model"] == "qwen2.5:7b"
+        await until(pilot, lambda: len(chats(ollama)) == 1 and app.conversation.last_turn.ended)
+        assert app.conversation.last_turn.status == "complete" and chats(ollama)[-1].json["model"] == "qwen2.5:7b"
 
         await open_picker(pilot, app)
         await pilot.press(*"fast", "enter")  # the source's own row: back to its configured model
         await until(pilot, lambda: not isinstance(app.screen, SourcePicker))
         assert app.status.text == "● fast · gpt-4.1-mini"
         await pilot.press(*"third", "enter")
-        await until(pilot, lambda: len(chats(hosted)) == 2 and app._turn.ended)
+        await until(pilot, lambda: len(chats(hosted)) == 2 and app.conversation.last_turn.ended)
         assert chats(hosted)[-1].json["model"] == "gpt-4.1-mini"
 
         await open_picker(pilot, app)
@@ -175,9 +175,9 @@ async def test_f2_goes_back_to_each_sources_configured_model(tmp_path, servers, 
     ollama, hosted = servers
     app = FastchatApp(three_sources(tmp_path, ollama, hosted, dead_url), probe_on_start=False, model="fast/gpt-4.1-nano")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.model == "gpt-4.1-nano")
+        await until(pilot, lambda: app.selection.model == "gpt-4.1-nano")
         await pilot.press("f2")  # fast -> gone
-        assert app.model is None and app.status.text == "● gone · llama3.2"
+        assert app.selection.model is None and app.status.text == "● gone · llama3.2"
 
 
 async def test_a_hung_source_holds_up_neither_the_first_paint_nor_the_other_sources_lists(tmp_path, servers,
@@ -219,8 +219,8 @@ async def test_zero_config_says_which_model_it_uses_and_why_before_and_after_the
                                    "llama3.2:latest instead (set model for [sources.local] to choose one)")
         assert not app.status.warn
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
-        assert app._turn.status == "complete" and app._turn.model == "llama3.2:latest"
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
+        assert app.conversation.last_turn.status == "complete" and app.conversation.last_turn.model == "llama3.2:latest"
         assert [request.json["model"] for request in chats(ollama)] == ["qwen2.5-coder:7b", "llama3.2:latest"]
         assert app.status.text.startswith("● local · llama3.2:latest  local: using llama3.2:latest "
                                           "(qwen2.5-coder:7b is not installed)  TTFT")  # ModelChosen.note
@@ -239,7 +239,7 @@ async def test_dash_m_names_a_model_by_source_or_alone_and_a_prompt_sent_meanwhi
     async with app.run_test(size=SIZE) as pilot:
         assert app.status.text == "● -m qwen2.5:7b  finding the source that serves it…"  # painted, not waiting
         await pilot.press(*"early", "enter")  # before the hung source's list gave up
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
         assert app.status.text.startswith("● local · qwen2.5:7b")
         assert [request.json["model"] for request in chats(ollama)] == ["qwen2.5:7b"]
         assert "early" in visible_text(app)
@@ -248,7 +248,7 @@ async def test_dash_m_names_a_model_by_source_or_alone_and_a_prompt_sent_meanwhi
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.status.text == "● fast · gpt-4.1-nano")
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
         assert chats(hosted)[-1].json["model"] == "gpt-4.1-nano"
 
 
@@ -275,8 +275,8 @@ async def test_a_bad_dash_m_is_an_error_in_the_chat_and_prompts_go_where_they_wo
         assert notice.endswith("Prompts go to local · llama3.2 until you pick a model (Ctrl+P, Switch source)")
         assert app.status.text == "● local · llama3.2"
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
-        assert app._turn.status == "complete" and chats(ollama)[-1].json["model"] == "llama3.2"
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
+        assert app.conversation.last_turn.status == "complete" and chats(ollama)[-1].json["model"] == "llama3.2"
 
 
 async def test_dash_m_for_a_model_its_source_does_not_list_warns_and_sends_it_there(tmp_path, servers, dead_url):
@@ -288,8 +288,9 @@ async def test_dash_m_for_a_model_its_source_does_not_list_warns_and_sends_it_th
         assert notice == ("-m local/mistral: local does not list mistral; prompts go there anyway "
                           "(`fastchat models -s local` lists what it serves)")
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
-        assert app._turn.status == "error" and "mistral" in app._turn.error.shown  # Ollama's 404, never replaced
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
+        assert (app.conversation.last_turn.status == "error"
+                and "mistral" in app.conversation.last_turn.error.shown)  # Ollama's 404, never replaced
 
 
 # -- continuing a chat -----------------------------------------------------------------------------
@@ -300,7 +301,7 @@ async def new_chat(config: Config, prompt: str) -> int:
     app = FastchatApp(config, probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*prompt, "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
     chat_id = app.session.recorder.chat_id
     assert chat_id is not None
     return chat_id
@@ -318,7 +319,7 @@ async def test_continue_opens_the_most_recent_chat_and_chat_id_a_given_one(tmp_p
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: "second chat" in visible_text(app))
         await pilot.press(*"more", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
         assert app.session.recorder.chat_id == chat_id
     assert [m["content"] for m in chats(ollama)[-1].json["messages"]] == ["second chat", "two", "more"]
 
@@ -395,8 +396,8 @@ async def test_prompt_progress_shows_in_the_status_bar_until_the_first_token(tmp
         async with app.run_test(size=SIZE) as pilot:
             seen = record_meter(app)
             await pilot.press(*"hi", "enter")
-            await until(pilot, lambda: app._turn is not None and app._turn.ended)
-            assert app._turn.status == "complete" and app._turn.text == "Hi"
+            await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
+            assert app.conversation.last_turn.status == "complete" and app.conversation.last_turn.text == "Hi"
     progress = [text for text in seen if text.startswith("reading prompt")]
     assert progress == [f"reading prompt {n:,}/4,000" for n in steps], seen
     assert seen.index(progress[-1]) < next(i for i, text in enumerate(seen) if "tok/s" in text)  # then the meter
@@ -416,7 +417,7 @@ async def test_an_embedded_models_cold_start_shows_its_stages(tmp_path, no_proxy
     async with app.run_test(size=SIZE) as pilot:
         seen = record_meter(app)
         await pilot.press(*"Once upon a time", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended, timeout=300)
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended, timeout=300)
     stages = [text for text in seen if text.startswith(("starting llama.cpp… ", "loading model… ", "reading prompt"))]
     assert stages and stages[0].startswith("starting llama.cpp… "), seen
     assert any(text.startswith("reading prompt ") and "/" in text for text in stages), seen

@@ -57,13 +57,13 @@ async def resumed(tmp_path: Path, servers: dict[str, OpenAIServer], chat: int, a
         await until(pilot, lambda: PROMPT in transcript(app))
         opened = transcript(app)
         await send(pilot, app, "and then?")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended and not app.streaming)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.ended and not app.streaming)
     return opened
 
 
 async def single_reply(pilot: Pilot[None], app: FastchatApp, status: str) -> None:
     """Until the reply streaming now has ended with ``status``."""
-    await until(pilot, lambda: app._turn is not None and app._turn.status == status and not app.streaming)
+    await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.status == status and not app.streaming)
     await until(pilot, lambda: not app.chat.pending)
 
 

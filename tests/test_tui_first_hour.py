@@ -75,7 +75,7 @@ async def test_enter_in_a_burst_sends_only_what_was_typed_before_it(tmp_path, op
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         burst(app, "first\rsecond\r")
-        await until(pilot, lambda: app._turn is not None and app._turn.status == "complete")
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "complete")
         assert app.prompt_input.text == "second"  # refused while the first streamed, and given back
     assert chats(openai_server) == ["first"]
     with open_history() as store:
@@ -89,7 +89,7 @@ async def test_a_key_after_enter_in_a_burst_acts_after_the_send(tmp_path, spawn_
     app = FastchatApp(config, probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         burst(app, f"first\r{F2}")  # F2 switches the source only after "first" went to the one chosen
-        await until(pilot, lambda: app._turn is not None and app._turn.status == "complete")
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "complete")
         assert app.session.selected == "other"
     assert chats(fast) == ["first"] and chats(other) == []
 
@@ -99,7 +99,7 @@ async def test_a_refused_enter_changes_nothing_in_what_is_typed_after_it(tmp_pat
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"go", "enter")
-        await until(pilot, lambda: app._turn is not None and len(app._turn.parts) >= 1)
+        await until(pilot, lambda: app.conversation.last_turn is not None and len(app.conversation.last_turn.parts) >= 1)
         burst(app, "x\ry")
         await until(pilot, lambda: app.prompt_input.text == "xy")
         app.action_cancel_reply()
@@ -167,11 +167,11 @@ async def test_without_a_keyring_a_pasted_key_is_used_for_this_session_only(tmp_
             title, buttons = await _answer_key_prompt(pilot, app, *KEY, "enter")
             assert title == "'fast' wants an API key and none was sent"
             assert buttons == ["key-cancel", "key-session"]  # no "Save and retry" that could not save
-            await until(pilot, lambda: app._turn is not None and app._turn.status == "complete")
+            await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "complete")
             assert "kept for this session only" in visible_text(app)
             await pilot.press(*"again", "enter")  # the rebuilt warm client keeps the key
-            await until(pilot, lambda: app._turn is not None and app._turn.prompt == "again"
-                        and app._turn.status == "complete")
+            await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.prompt == "again"
+                        and app.conversation.last_turn.status == "complete")
         assert server.authorizations() == [None, f"Bearer {KEY}", f"Bearer {KEY}"]
     home = Path(os.environ["XDG_DATA_HOME"]).parent  # the isolated config and data dirs (conftest.isolated_dirs)
     written = [p for root in (tmp_path, home) for p in root.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
@@ -211,7 +211,7 @@ async def test_with_a_keyring_this_session_only_leaves_the_keyring_alone(tmp_pat
             await pilot.pause()
             app.screen.query_one("#key-input").insert_text_at_cursor(KEY)  # type: ignore[attr-defined]
             await pilot.click("#key-session")
-            await until(pilot, lambda: app._turn is not None and app._turn.status == "complete")
+            await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "complete")
         assert server.authorizations()[-1] == f"Bearer {KEY}"
     assert keyring.get_password(service, "fast") is None
 
@@ -252,11 +252,11 @@ async def test_no_shown_error_repeats_a_prefix(kind, tmp_path, spawn_server, dea
     app = FastchatApp(load(path), probe_on_start=False)
     async with app.run_test(size=(200, 40)) as pilot:
         app.send(prompt)  # what Enter does (typing 400 words key by key would only be slow)
-        await until(pilot, lambda: app._turn is not None and app._turn.ended and not app.chat.pending)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.ended and not app.chat.pending)
         await pilot.pause(0.1)
         transcript = " ".join(visible_text(app).split())
         shown = transcript[max(transcript.rfind("✖"), transcript.rfind("✂")):]  # the error notice or ending line
-        error = app._turn.error
+        error = app.conversation.last_turn.error
         assert error is not None and error.kind == ("unreachable" if kind == "sensitive" else kind)
         assert shown.startswith(("✖", "✂")) and error.shown[:40] in shown
         assert kind != "sensitive" or "no local source answered (local: cannot connect" in shown
@@ -282,7 +282,7 @@ async def test_after_an_error_the_retry_hint_is_in_the_footer_not_a_toast(tmp_pa
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         assert not app.active_bindings["ctrl+r"].enabled  # nothing to retry yet: dimmed
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.status == "error")
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.status == "error")
         await pilot.pause(0.2)
         assert app.active_bindings["ctrl+r"].enabled
         assert not [n for n in app._notifications if "Ctrl+R" in str(n.message)]
@@ -296,7 +296,8 @@ def test_status_bar_after_an_error_snapshot(width: int, tmp_path: Path, snap_com
 
     async def fail(pilot) -> None:
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.status == "error" and not app.chat.pending)
+        await until(pilot, lambda: (turn := app.conversation.last_turn) is not None and turn.status == "error"
+                and not app.chat.pending)
         app.chat.clear()  # the error names a random port; the bars are what this picture is about
         app.status.show(route="→ local · test-model:latest · chat: plain chat",
                         meter="TTFT 212 ms · 1,480 tok/s · 64 tokens · 0.26 s · error")

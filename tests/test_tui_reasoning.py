@@ -64,9 +64,10 @@ def replies(app: FastchatApp) -> list[ReplyEntry]:
 async def sent(pilot: Pilot[Any], app: FastchatApp, *keys: str) -> None:
     """Press ``keys`` (a prompt and Enter, or Ctrl+R), then wait until the reply they started ended
     and everything it drew is on screen."""
-    previous = app._turn
+    previous = app.conversation.last_turn
     await pilot.press(*keys)
-    await until(pilot, lambda: app._turn is not previous and app._turn is not None and app._turn.ended
+    await until(pilot, lambda: app.conversation.last_turn is not previous
+            and (turn := app.conversation.last_turn) is not None and turn.ended
                 and not app.streaming)
     await until(pilot, lambda: not app.chat.pending)
     await pilot.pause()
@@ -106,7 +107,7 @@ async def test_every_recorded_stream_shows_in_the_transcript(name: str, pace: st
                 assert ("✂ cut: " in text) is (expect.end == ErrorKind.CUT)
             else:
                 assert not any(icon in text for icon in MARKERS), text
-            if not (answered or reasoned or app._turn.status in ("truncated", "empty")):
+            if not (answered or reasoned or app.conversation.last_turn.status in ("truncated", "empty")):
                 assert replies(app) == [] and not headers(app)  # failed before any output: the notice above
                 return
             (reply,) = replies(app)
@@ -114,8 +115,8 @@ async def test_every_recorded_stream_shows_in_the_transcript(name: str, pace: st
             check_text(reply.reasoning, expect.reasoning, "reasoning")
             if answered:
                 assert words(expect.answer[1]) in text
-            if app._turn.status in ("truncated", "empty"):
-                assert app._turn.end_note and app._turn.end_note in app.status.text
+            if app.conversation.last_turn.status in ("truncated", "empty"):
+                assert app.conversation.last_turn.end_note and app.conversation.last_turn.end_note in app.status.text
             if not reasoned:
                 assert not headers(app) and not app.check_action("toggle_thinking", ())
                 return
@@ -142,9 +143,9 @@ async def test_thinking_streams_live_then_collapses_once_the_answer_starts(ollam
         assert not app.check_action("toggle_thinking", ())  # no block yet: Ctrl+T is not in the footer
         await pilot.press(*"hi", "enter")
         await until(pilot, lambda: "thought19" in shown(app))  # the server pauses after 20 thoughts
-        assert not app._turn.ended and headers(app)[0].startswith("▾ thinking… · ")  # live, with its count
+        assert not app.conversation.last_turn.ended and headers(app)[0].startswith("▾ thinking… · ")  # live, with its count
         assert "~ tokens" in headers(app)[0] and app.check_action("toggle_thinking", ())
-        await until(pilot, lambda: app._turn.ended and not app.streaming and not app.chat.pending)
+        await until(pilot, lambda: app.conversation.last_turn.ended and not app.streaming and not app.chat.pending)
         await pilot.pause()
         (header,) = headers(app)
         assert HEADER.match(header) and header.startswith("▸ thinking · 40~ tokens · "), header
@@ -187,12 +188,12 @@ async def test_a_reply_cut_at_the_token_limit_says_so_and_ctrl_r_retries_it(open
     app = FastchatApp(config_for("fast", "openai", openai_server.url, "test-model"), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await sent(pilot, app, *"go", "enter")
-        assert app._turn.status == "truncated"
+        assert app.conversation.last_turn.status == "truncated"
         assert "✂ cut at the token limit (12 tokens)" in shown(app)
         assert app.status.text.endswith("· cut at the token limit (12 tokens)")
         await sent(pilot, app, "ctrl+r")
         assert "retrying on fast with the same max_tokens" in shown(app)
-        assert app._turn.status == "complete" and "whole answer" in shown(app)
+        assert app.conversation.last_turn.status == "complete" and "whole answer" in shown(app)
         assert "✂ cut at the token limit (12 tokens)" in shown(app)  # the cut reply stays, marked
     messages = [r.json["messages"] for r in openai_server.stream_requests()]
     assert [m["content"] for m in messages[1]] == ["go"]  # the cut reply left the context first
@@ -204,13 +205,13 @@ async def test_an_empty_reply_says_why_and_ctrl_r_retries_it(ollama_server: Olla
     app = FastchatApp(config_for("local", "ollama", ollama_server.url), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await sent(pilot, app, *"go", "enter")
-        assert app._turn.status == "empty" and "⚠ no answer: all 6 tokens went to reasoning" in shown(app)
+        assert app.conversation.last_turn.status == "empty" and "⚠ no answer: all 6 tokens went to reasoning" in shown(app)
         assert headers(app)[0].startswith("▾ thinking · 6~ tokens")  # no answer came: the thinking stays open
         assert "thought5" in shown(app) and app.status.text.endswith("· no answer: all 6 tokens went to reasoning")
         await sent(pilot, app, "ctrl+r")
         assert "⚠ no answer: the model was only loaded (done_reason load)" in shown(app)  # nothing streamed, still said
         await sent(pilot, app, "ctrl+r")
-        assert app._turn.status == "complete" and "at last" in shown(app)
+        assert app.conversation.last_turn.status == "complete" and "at last" in shown(app)
     assert len(ollama_server.stream_requests()) == 3
 
 

@@ -630,3 +630,21 @@ class RefusedSource:
 
     async def aclose(self) -> None:
         return None
+
+
+class SessionKeys:
+    """The session's ``key_lookup``: keys pasted in this run first (memory only, never written), then ``fallback``.
+
+    The last key pasted for a source wins until the app quits, whether or not it was also saved.
+    """
+
+    def __init__(self, fallback: Callable[[SourceConfig], str | None]) -> None:
+        self._fallback = fallback
+        self._keys: dict[str, str] = {}
+
+    def __call__(self, source: SourceConfig) -> str | None:
+        return self._keys.get(source.name) or self._fallback(source)
+
+    def use(self, name: str, key: str) -> None:
+        remember(key)  # redacted from logs like a key from the keyring
+        self._keys[name] = key

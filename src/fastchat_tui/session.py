@@ -8,7 +8,8 @@ reply ended (:meth:`Turn.settle <fastchat_tui.turn.Turn.settle>`), records the r
 yields typed events (:mod:`fastchat_tui.events`) that the TUI, ``ask``,
 ``review`` and ``bench`` all consume the same way. Retry, key rotation, new chat,
 resume and keeping one of several replies (:meth:`Session.keep`) are methods here too, so no
-consumer edits the conversation itself. With ``[router] hedge`` on, auto mode sends a latency-bound
+consumer edits the conversation itself; when to use them is the conversation core's decision
+(:mod:`fastchat_tui.conversation`). With ``[router] hedge`` on, auto mode sends a latency-bound
 request to two sources at once and goes on with the first to start (:meth:`Session.stream`).
 """
 

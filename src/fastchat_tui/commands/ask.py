@@ -114,13 +114,17 @@ NOTHING_TO_ASK = "nothing to ask: give a prompt as arguments or on stdin"
 
 def run(args: argparse.Namespace) -> int:
     config = load_config()
+    from fastchat_tui.conversation import apply_template
+
     chosen = template(config, args.template)
     prompt = read_prompt(args.prompt, config)
+    if not prompt and chosen is None:
+        raise CommandError(NOTHING_TO_ASK, 2)
+    prompt, options = apply_template(chosen, prompt, send_options(args, config))
     if chosen is not None:
-        prompt = chosen.render(prompt).strip()
+        prompt = prompt.strip()
     if not prompt:
         raise CommandError(NOTHING_TO_ASK, 2)
-    options = send_options(args, config, chosen)
     entries = args.race or args.compare
     if entries and (args.source is not None or args.model is not None):
         option = "--race" if args.race else "--compare"
@@ -182,8 +186,10 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
 
     async def main() -> None:
         nonlocal answering
+        from fastchat_tui.conversation import Conversation, Question
+
         try:
-            async with aclosing(session.stream(prompt, options)) as events:
+            async with aclosing(Conversation(session).send(prompt, options)) as events:
                 async for event in events:
                     if type(event) is TextDelta:
                         if not answering:  # the answer starts below the reasoning
@@ -207,6 +213,8 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
                             note(retrying_text(event.source, event.error, event.attempt, event.delay))
                     elif type(event) is Routed or type(event) is Finished:
                         seen[:] = [event.turn]
+                    elif isinstance(event, Question):  # no one to ask: the reply's error says what to do
+                        event.decline()
         finally:
             waiting.done(0)
             thinking.write(thought.end())

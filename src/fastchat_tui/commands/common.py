@@ -174,9 +174,10 @@ def template(config: Config, name: str | None) -> Template | None:
     return found
 
 
-def send_options(args: argparse.Namespace, config: Config, chosen: Template | None) -> SendOptions:
+def send_options(args: argparse.Namespace, config: Config) -> SendOptions:
     """How ``ask`` and ``review`` send: ``-s``, ``-m`` (a model names its source), ``--max-tokens``,
-    ``--system`` (else the template's), ``--temperature``, ``--allow-sensitive``."""
+    ``--system``, ``--temperature``, ``--allow-sensitive``. A ``-t`` template adds its system prompt when there
+    is no ``--system`` (:func:`fastchat_tui.conversation.apply_template`)."""
     from fastchat_tui.turn import SendOptions
 
     source, model = args.source, None
@@ -184,8 +185,6 @@ def send_options(args: argparse.Namespace, config: Config, chosen: Template | No
         choice = choose_model(config, text_argument(args.model, "the -m model"), [args.source] if args.source else [])
         source, model = choice.source, choice.model
     system = text_argument(args.system, "the --system text") if args.system is not None else None
-    if system is None and chosen is not None:
-        system = chosen.system
     return SendOptions(source=source, model=model, max_tokens=args.max_tokens, allow_sensitive=args.allow_sensitive,
                        system=system, temperature=args.temperature)
 

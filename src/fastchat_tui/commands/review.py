@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     chosen = template(config, args.template)
     if args.model is not None and args.model.split()[1:]:  # a model's name has no spaces: a focus, as -m was once
         raise CommandError("-m names the model now; for what the review should focus on, use --focus TEXT", 2)
-    base = send_options(args, config, chosen)
+    base = send_options(args, config)
 
     try:
         attachments = review.read_inputs(
@@ -101,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
             fail(f"note: {attachment.name}: sending lines 1-{attachment.lines:,} only (--max-lines: reading stopped "
                  "there)")
 
-    prompt = review.build_prompt(attachments, focus)
-    if chosen is not None:
-        prompt = chosen.render(prompt)
+    from fastchat_tui.conversation import apply_template
+
+    prompt, base = apply_template(chosen, review.build_prompt(attachments, focus), base)
     from fastchat_tui.session import Session
     from fastchat_tui.sources.base import SourceError
 

@@ -14,7 +14,9 @@ import tomllib
 import types
 import typing
 from pathlib import Path
+from typing import Any
 
+from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -122,3 +124,20 @@ def remember_theme(theme: str, config_theme: str, path: Path | None = None) -> s
     except OSError as exc:
         return f"the theme will not be remembered: cannot write {path} ({exc.strerror or exc})"
     return None
+
+
+def apply_themes(app: App[Any], config_theme: str) -> list[str]:
+    """Register every theme on ``app`` and choose its theme: the palette's last choice, unless the config's
+    ``theme`` changed since, else the config's. Returns what to warn about (a bad theme file, a missing theme)."""
+    themes, warnings = load_themes()
+    for theme in themes:
+        app.register_theme(theme)
+    chosen = remembered_theme(config_theme)
+    if chosen in app.available_themes:
+        app.theme = chosen
+    elif config_theme in app.available_themes:
+        app.theme = config_theme
+    else:
+        warnings.append(f"theme '{config_theme}' not found; using fastchat-dark")
+        app.theme = "fastchat-dark" if "fastchat-dark" in app.available_themes else "textual-dark"
+    return warnings

@@ -10,9 +10,11 @@ scrolled up).
 
 The view shows a race's events (`fastchat_tui.race.ColumnEvent`): it follows a race (`follow`),
 or is fed them (`show`). When every column has ended, a ranking row marks each figure's winner
-and the first reply to finish is kept for the conversation, unless the user keeps another
-(keys 1-4). `x` cancels the focused column, Esc every column. One view shows a chat's comparisons one
-after another (`restart`), so a comparison leaves no dead widgets behind.
+and the first reply to finish is marked kept, unless the user keeps another (keys 1-4). The view
+writes nothing itself: it tells its owner which reply it shows as kept (`Kept`) and that every
+column ended (`Ended`), and the owner keeps it for the conversation. `x` cancels the focused
+column, Esc every column. One view shows a chat's comparisons one after another (`restart`), so a
+comparison leaves no dead widgets behind.
 """
 
 from __future__ import annotations
@@ -261,8 +263,8 @@ class CompareView(Widget):
     """
 
     class Kept(Message):
-        """``column``'s reply (``turn``) is now the conversation's answer: chosen by key, or the first to finish.
-        ``race``: the race the view showed then (a view shows one comparison after another)."""
+        """``column``'s reply (``turn``) is the one to keep as the conversation's answer: chosen by key, or the
+        first to finish. ``race``: the race the view showed then (a view shows one comparison after another)."""
 
         def __init__(self, view: CompareView, column: int, turn: Turn) -> None:
             super().__init__()
@@ -286,7 +288,7 @@ class CompareView(Widget):
     def __init__(self, labels: Sequence[str], config: Config, *, race: Race | None = None, follow: bool = True,
                  id: str | None = None, classes: str | None = None) -> None:
         """``labels``: each column's ``source · model``; ``config`` prices the replies; ``race``: the race whose
-        columns these are (keeping and cancelling go through it), followed once the view is mounted (see
+        columns these are (cancelling goes through it), followed once the view is mounted (see
         :meth:`follow`) unless ``follow`` is false: then its owner iterates it and feeds :meth:`show`."""
         _check_columns(labels)
         super().__init__(id=id, classes=classes)
@@ -401,7 +403,7 @@ class CompareView(Widget):
         elif isinstance(event, Routed | Attempt):
             column.turn = event.turn
         elif isinstance(event, Fallback):
-            column.meter.show(fallback_text(event.failed, event.next, event.error))
+            column.meter.show(fallback_text(event.failed, event.next, event.error, event.model))
         elif isinstance(event, Finished) and not column.ended:
             column.end(event.turn)
             self._open -= 1
@@ -432,7 +434,7 @@ class CompareView(Widget):
     # Keeping and cancelling
 
     def keep(self, column: int) -> bool:
-        """Make ``column``'s reply the conversation's answer (through the race, when the view follows one);
+        """Mark ``column``'s reply kept and tell the owner (:class:`Kept`), which keeps it for the conversation;
         whether it could be (the column ended with an answer)."""
         shown = self.columns[column]
         turn = shown.turn
@@ -441,8 +443,6 @@ class CompareView(Widget):
         if not shown.ended or turn is None or not turn.answered:
             self.notify(f"Column {column + 1} has no finished reply to keep.", severity="warning")
             return False
-        if self.race is not None:
-            self.race.keep(column)
         self.kept = column
         self._settle()
         self.post_message(self.Kept(self, column, turn))

@@ -1,8 +1,9 @@
 """The chat list: open, rename, delete and start chats, and search every saved message.
 
-A modal over the transcript. It works on the :class:`~fastchat_tui.store.Store` directly
-(a rename shows in the list at once; nothing else shows a chat's title) and posts messages
-to the app, which acts on them (``on_chats_screen_open`` etc.): :class:`ChatsScreen.Open`
+A modal over the transcript. It reads the :class:`~fastchat_tui.store.Store` directly and
+writes nothing itself: a rename or a delete goes through the ``rename`` and ``delete`` it is
+given (the chat's conversation core; a rename shows in the list at once, nothing else shows a
+chat's title). It posts messages to the app, which acts on them (``on_chats_screen_open`` etc.): :class:`ChatsScreen.Open`
 (load that chat, and scroll to ``message_id`` when opened from a search hit),
 :class:`ChatsScreen.New`, and :class:`ChatsScreen.Deleted` (so the app can start afresh
 when the open chat was deleted). Opening or starting a chat closes the list.
@@ -13,7 +14,7 @@ Keys: type in the box to search (Down moves to the list), Enter opens, ``n`` new
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual import events, on, work
@@ -110,9 +111,11 @@ class ChatsScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, store: Store, current_chat: int | None = None, *, limit: int = 500) -> None:
+    def __init__(self, store: Store, current_chat: int | None = None, *, rename: Callable[[int, str], None],
+                 delete: Callable[[int], None], limit: int = 500) -> None:
+        """``rename(chat_id, title)`` and ``delete(chat_id)`` change the history (raising ``StoreError``)."""
         super().__init__()
-        self.store = store
+        self.store, self.rename, self.delete = store, rename, delete
         self.current_chat = current_chat
         self.limit = limit
         self._chats: dict[int, ChatInfo] = {}
@@ -271,7 +274,7 @@ class ChatsScreen(ModalScreen[None]):
         if not title or chat_id is None:
             return
         try:
-            self.store.rename_chat(chat_id, title)
+            self.rename(chat_id, title)
         except StoreError as exc:
             self._problem(exc)
             return
@@ -295,7 +298,7 @@ class ChatsScreen(ModalScreen[None]):
             return
         self._disarm()
         try:
-            self.store.delete_chat(chat_id)
+            self.delete(chat_id)
         except StoreError as exc:
             self._problem(exc)
             return

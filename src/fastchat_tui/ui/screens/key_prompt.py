@@ -3,8 +3,8 @@
 The screen only collects the key: it dismisses with the pasted key (stripped), or ``None`` on
 Esc / Cancel, and stores nothing; :attr:`KeyPrompt.save` then says whether the user chose the OS
 keyring or this session only. Without a usable keyring only "this session" is offered. The caller
-keeps the key in :class:`SessionKeys` (and the keyring if chosen), drops the warm client
-(``Session.forget_source``) and retries the request.
+answers the conversation's question with it (:class:`fastchat_tui.conversation.NeedsKey`), which keeps
+the key (and puts it in the keyring if chosen), drops the warm client and retries the request.
 """
 
 from __future__ import annotations
@@ -14,28 +14,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
-
-from fastchat_tui import keys
-from fastchat_tui.config import SourceConfig
-from fastchat_tui.session import KeyLookup
-
-
-class SessionKeys:
-    """The session's ``key_lookup``: keys pasted in this run first (memory only, never written), then ``fallback``.
-
-    The last key pasted for a source wins until the app quits, whether or not it was also saved.
-    """
-
-    def __init__(self, fallback: KeyLookup) -> None:
-        self._fallback = fallback
-        self._keys: dict[str, str] = {}
-
-    def __call__(self, source: SourceConfig) -> str | None:
-        return self._keys.get(source.name) or self._fallback(source)
-
-    def use(self, name: str, key: str) -> None:
-        keys.remember(key)  # redacted from logs like a key from the keyring
-        self._keys[name] = key
 
 
 class KeyPrompt(ModalScreen[str | None]):

@@ -1,0 +1,77 @@
+"""The chat's entries in the command palette (Ctrl+P): sources, chats, compare mode, bench, templates, thinking.
+
+:class:`Palette` is a part of :class:`~fastchat_tui.ui.app.FastchatApp`; each entry calls one of its actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from fastchat_tui.config import Config
+from fastchat_tui.conversation import THINKING, Conversation
+from fastchat_tui.ui.chat_log import ChatLog
+from fastchat_tui.ui.screens.bench import bench_command
+from fastchat_tui.ui.screens.compare_picker import pick_label
+from fastchat_tui.ui.screens.source_picker import Pick
+
+Base: Any = App[None] if TYPE_CHECKING else object
+
+
+class Palette(Base):
+    """The palette's commands for the chat, and the settings only the palette changes (template, thinking)."""
+
+    config: Config
+    conversation: Conversation
+    chat: ChatLog
+    compare: list[Pick]
+
+    if TYPE_CHECKING:
+        def action_pick_source(self) -> None: ...
+        def action_new_chat(self) -> None: ...
+        def action_chats(self) -> None: ...
+        def action_compare(self) -> None: ...
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Switch source", "Pick auto, a source, or any model a source serves (type to filter)",
+                            self.action_pick_source)
+        yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
+        yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)
+        now = ", ".join(map(pick_label, self.compare))
+        yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off (F4)" if self.compare else
+                            "Send each prompt to two to four sources at once, side by side (F4)", self.action_compare)
+        yield bench_command(self)
+        template = self.conversation.template
+        for name in self.config.templates:
+            now = " (now)" if template is not None and template.name == name else ""
+            yield SystemCommand(f"Template: {name}{now}", "Send each prompt through this [templates] entry (as -t does)",
+                                partial(self.set_template, name))
+        if template is not None:
+            yield SystemCommand("Template: off", "Send prompts as typed", partial(self.set_template, None))
+        for name, value in THINKING.items():
+            now = " (now)" if value == self.conversation.think else ""
+            yield SystemCommand(f"Thinking: {name}{now}", "Switch the model's reasoning for this chat's prompts",
+                                partial(self.set_thinking, name))
+        expanded = self.chat.thinking_expanded
+        yield SystemCommand(f"Thinking blocks: {'collapse once answered' if expanded else 'keep expanded'}",
+                            "Change how every reply's thinking shows (Ctrl+T toggles one)", self.action_thinking_default)
+
+    def action_thinking_default(self) -> None:
+        """Palette: thinking blocks expanded, or collapsed once the answer starts (the default), in every reply."""
+        self.chat.thinking_expanded = not self.chat.thinking_expanded
+        self.notify(f"Thinking blocks {'expanded' if self.chat.thinking_expanded else 'collapsed'}", timeout=3)
+
+    def set_template(self, name: str | None) -> None:
+        """Send every following prompt through ``[templates.NAME]`` (``None``: as typed)."""
+        self.conversation.template = self.config.templates[name] if name is not None else None
+        self.notify(f"Each prompt now goes through the template '{name}'." if name else "Prompts are sent as typed.")
+
+    def set_thinking(self, name: str) -> None:
+        """Switch thinking for this chat's prompts (a key of :data:`THINKING`); the status bar shows it."""
+        self.conversation.think = THINKING[name]
+        self.status.show(think="" if self.conversation.think is None else name)
