@@ -18,10 +18,12 @@ import pytest
 from fastchat_tui import cli
 from fastchat_tui.bench import Stat, feed_router, run_bench, schedule
 from fastchat_tui.config import Config, SourceConfig
-from fastchat_tui.router import Router
+from fastchat_tui.router import Router, refused_every_time
 from fastchat_tui.routing import MemoryLedger
 from fastchat_tui.session import Session
+from fastchat_tui.sources.base import ErrorKind
 from fastchat_tui.store import Store, StoreLedger
+from tests.clock import FakeClock
 from tests.keys_helpers import env_key
 from tests.servers import OllamaServer, OpenAIServer, Script, ServerProcess, synthetic_tokens
 
@@ -205,6 +207,21 @@ async def test_a_source_that_fails_is_reported_not_averaged_in(spawn_server, dea
     assert dead.warmup_error and dead.warmup_error.startswith("unreachable")
     assert result.summaries["good"].ok == 3
     assert result.failed  # one source had no successful run
+
+
+@pytest.mark.parametrize("kind", list(ErrorKind))
+def test_the_bench_stops_on_a_source_exactly_where_auto_mode_cools_it_down_at_once(kind: ErrorKind) -> None:
+    """One health policy: a failure that makes the bench send a source nothing more is one after which auto mode
+    stops asking it at the first failure, and no other."""
+    router = Router({"s": SourceConfig("s", "openai", "http://127.0.0.1:9/v1", "m")}, clock=FakeClock(1000.0))
+    router.record("s", False, kind)
+    assert (router.cooling("s") > 0) is refused_every_time(kind)
+
+
+async def test_a_rejected_key_gets_no_more_requests(spawn_server):
+    rejecting = spawn_server(OpenAIServer, default=Script(status=401))
+    result = await bench(session_for(rejecting=rejecting), ["rejecting"], repeat=3, max_tokens=100)
+    assert [(run.round, run.error_kind) for run in result.runs] == [(-1, "auth")]  # the warm-up, then nothing
 
 
 async def test_bench_feeds_the_routers_latency_statistics(spawn_server):

@@ -153,3 +153,23 @@ async def test_new_chat_and_resume_are_session_methods(openai_server: OpenAIServ
         await session.send("third")
         assert [m.content for m in store.messages(first_chat)] == ["first", "one", "third", "three"]
         await session.aclose()
+
+
+async def test_a_detached_session_shares_the_warm_clients_and_keys_but_not_the_conversation(spawn_server) -> None:
+    """What the TUI's bench runs on: the chat's warm clients (so an embedded source never starts a second server)
+    and its key lookup as it is now (a key pasted for this session only), with a conversation of its own."""
+    from tests.keys_helpers import KeyedServer
+
+    server = spawn_server(KeyedServer, key="k-pasted-later", default=Script(tokens=["measured"]))
+    session = Session(Config(sources={"a": openai("a", server.url)}), key_lookup=lambda spec: None)
+    session.messages = [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "chat"}]
+    session.key_lookup = lambda spec: "k-pasted-later"  # as the app puts its session keys in front
+    detached = session.detached()
+    assert detached.source("a") is session.source("a")
+    assert detached.recorder is None and detached.history is None and detached.messages == []
+    turn = await detached.send("hi", source="a", remember=False)
+    assert turn.status == "complete" and turn.text == "measured"
+    assert server.last.json["messages"] == [{"role": "user", "content": "hi"}]  # not the chat's messages
+    assert server.authorizations() == ["Bearer k-pasted-later"]
+    assert len(session.messages) == 2
+    await session.aclose()

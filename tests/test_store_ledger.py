@@ -15,7 +15,7 @@ from fastchat_tui.config import Config, SourceConfig, load
 from fastchat_tui.dates import month_key, month_range
 from fastchat_tui.pricing import cost
 from fastchat_tui.router import Router
-from fastchat_tui.routing import EXPECTED_TOKENS, LatencyStats
+from fastchat_tui.routing import EXPECTED_TOKENS, LatencyStats, Request
 from fastchat_tui.session import Session
 from fastchat_tui.store import Store, StoreLedger
 from tests.keys_helpers import env_key
@@ -83,6 +83,7 @@ async def test_a_decision_runs_no_sql_and_knows_what_an_earlier_process_saved(se
     assert spent > 0.01
     with Statements(store) as statements:
         decision = session.decide("what is a monad?")
+        session.router.decide(Request("what is a monad?"))
     assert statements == []  # no SQL on the event loop: the figures were loaded when the session opened
     assert decision.route.source == "slow"
     assert decision.skipped["fast"] == f"over its monthly budget (${spent:.2f} of $0.01)"

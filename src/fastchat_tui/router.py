@@ -81,7 +81,7 @@ class Router:
         """A router for a loaded :class:`~fastchat_tui.config.Config` (``load`` checked its ``[router]``)."""
         return cls(config.sources, config.router, ledger=ledger, clock=clock)
 
-    # -- the session's interface -------------------------------------------------------
+    # -- the session's interface (fastchat_tui.session.Router: decide, record, observe, retry_route) --
 
     def route(self, request: Request) -> Route:
         """Where ``request`` goes; raises :class:`SourceError` when no source may take it."""

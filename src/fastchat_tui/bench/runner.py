@@ -108,9 +108,9 @@ async def _batch(session: Session, name: str, round_: int, prompt: str, max_toke
 
 
 def bench_session(config: Config) -> Session:
-    """A session for benching: the same sources, keys and meter as chat, but no history recorder
-    (runs are not chat turns; the bench saves its own summary) and no router (every request
-    names its source)."""
+    """A session for ``fastchat bench``: the same sources, keys and meter as chat, but no history recorder
+    (runs are not chat turns; the bench saves its own summary) and the default router (every request
+    names its source). The TUI benches on the chat's session instead (:meth:`Session.detached`)."""
     return Session(config)
 
 

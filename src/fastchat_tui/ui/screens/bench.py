@@ -17,6 +17,7 @@ from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, ProgressBar, Static
@@ -74,7 +75,7 @@ class BenchChart(Widget):
         self.summaries, self.concurrency = list(summaries), concurrency
         self.refresh(layout=True)
 
-    def get_content_height(self, container, viewport, width: int) -> int:
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         groups = 3 if self.concurrency > 1 else 2
         return max(1, groups * (len(self.summaries) + 2) - 1)
 
