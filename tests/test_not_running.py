@@ -47,12 +47,12 @@ async def test_the_tui_says_ollama_is_not_running_where_it_said_the_next_source_
     app = FastchatApp(config(tmp_path, dead_url, openai_server.url), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hi", "enter")
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
         await pilot.pause(0.2)
         shown = visible_text(app)
         assert f"⚠ {NOTICE}" in shown, shown
         assert "unreachable" not in shown
-        assert app._turn.source == "fast" and app._turn.text == "Hello"
+        assert app.conversation.last_turn.source == "fast" and app.conversation.last_turn.text == "Hello"
         assert f"· {NOTICE}" in app.status.text, app.status.text  # the route line
 
 

@@ -141,7 +141,7 @@ async def test_the_tui_shows_the_retry_then_a_meter_that_names_2_attempts(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"hi", "enter")
         await until(pilot, lambda: "fast: 429 rate limited; attempt 2 in 1.5 s" in app.status.text)
-        await until(pilot, lambda: app._turn is not None and app._turn.ended)
+        await until(pilot, lambda: app.conversation.last_turn is not None and app.conversation.last_turn.ended)
         await pilot.pause(0.1)
         assert " · 2 attempts · " in app.status.text, app.status.text
-        assert app._turn.text == "Hello"
+        assert app.conversation.last_turn.text == "Hello"
