@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,28 +10,17 @@ from fastchat_tui.config import load
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import SourcePicker
+from tests.helpers import until, write_config
 from tests.servers import OllamaServer, OpenAIServer, Script
 
 SIZE = (100, 30)
 
 
 def make_config(tmp_path: Path, sources: dict[str, tuple[str, str]], default: str = "auto", theme: str = "fastchat-dark"):
-    lines = [f'default_source = "{default}"', f'theme = "{theme}"']
-    for name, (kind, url) in sources.items():
-        model = "test-model:latest" if kind == "ollama" else "test-model"
-        lines += [f"[sources.{name}]", f'kind = "{kind}"', f'base_url = "{url}"', f'model = "{model}"']
-    path = tmp_path / "config.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return load(path)
-
-
-async def until(pilot, condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    """Let the app run until ``condition()`` holds (bounded, so a hang fails instead of blocking)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+    """A loaded config with a source per ``name: (kind, url)``, its model ``test-model`` (Ollama: ``:latest``)."""
+    tables = {name: {"kind": kind, "base_url": url, "model": "test-model:latest" if kind == "ollama" else "test-model"}
+              for name, (kind, url) in sources.items()}
+    return load(write_config(tmp_path, tables, default_source=default, theme=theme))
 
 
 def visible_text(app: FastchatApp) -> str:

@@ -32,9 +32,10 @@ from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.key_prompt import KeyPrompt
 from fastchat_tui.ui.themes import state_path
 from fastchat_tui.ui.widgets.status_bar import fit_meter
+from tests.helpers import until
 from tests.keys_helpers import KeyedServer, openai_source_toml, sandbox
 from tests.servers import OpenAIServer, Script
-from tests.test_app import SIZE, make_config, until, visible_text
+from tests.test_app import SIZE, make_config, visible_text
 
 KEY = "csk-s3ss10nk3y0123456789abcdef77"
 F2 = "\x1bOQ"
