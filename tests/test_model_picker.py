@@ -22,6 +22,7 @@ from fastchat_tui.progress import preparing_text
 from fastchat_tui.session import Session
 from fastchat_tui.sources.openai_compat import OpenAISource
 from fastchat_tui.ui.app import FastchatApp
+from fastchat_tui.ui.screens.compare_picker import ComparePicker
 from fastchat_tui.ui.screens.source_picker import SourcePicker
 from tests import helpers
 from tests.helpers import until
@@ -412,3 +413,20 @@ def test_picker_snapshot(theme: str, tmp_path: Path, snap_compare, servers, dead
         await pilot.pause()
 
     assert snap_compare(app, run_before=pick, terminal_size=SIZE)
+
+
+def test_compare_picker_snapshot(tmp_path: Path, snap_compare, servers, dead_url: str):
+    """F4's picker over the same three sources, with two rows marked: the numbers are the columns they fill."""
+    ollama, hosted = servers
+    app = FastchatApp(three_sources(tmp_path, ollama, hosted, dead_url))
+
+    async def mark_two(pilot) -> None:
+        await until(pilot, lambda: len(app.probes) == 3)
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ComparePicker) and app.screen.is_mounted)
+        await until(pilot, lambda: not app.screen.asking)
+        await pilot.press("down", "tab", "down", "down", "tab")
+        app.prompt_input.cursor_blink = False  # its cursor shows under the picker, in no phase of a blink
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=mark_two, terminal_size=SIZE)
