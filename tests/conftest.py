@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.servers import OllamaServer, OpenAIServer, closed_port
+
+if TYPE_CHECKING:
+    from fastchat_tui.store import Store
 
 # ======================================================================================
 # Loopback test servers (tests/servers.py)
@@ -86,3 +91,27 @@ def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.delenv("FASTCHAT_CONFIG", raising=False)  # XDG_CONFIG_HOME above decides where the config is
     for name in _PROVIDER_VARS:
         monkeypatch.delenv(name, raising=False)
+
+
+# ======================================================================================
+# Shared by several test files (helpers that are not fixtures are in tests/helpers.py)
+#
+#   silent_port    - a loopback port that accepts connections and never answers (a hung daemon).
+#   store          - a history Store on a fresh file in tmp_path, closed at teardown.
+# ======================================================================================
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        yield listener.getsockname()[1]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    from fastchat_tui.store import Store
+
+    with Store.open(tmp_path / "history.db") as opened:
+        yield opened

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import fastchat
 from tests.servers import OpenAIServer, RecordedRequest, _Response
 
 
@@ -53,9 +53,8 @@ class Sandbox:
 
     def run(self, *args: str, stdin: str | None = None, extra_env: dict[str, str] | None = None,
             timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        env = {**self.env, **(extra_env or {})}
-        return subprocess.run([sys.executable, "-m", "fastchat_tui", *args], input=stdin if stdin is not None else "",
-                              capture_output=True, text=True, env=env, timeout=timeout, cwd=self.root)
+        return fastchat({**self.env, **(extra_env or {})}, *args, stdin="" if stdin is None else stdin, cwd=self.root,
+                        timeout=timeout)
 
     def files(self) -> list[Path]:
         return [p for p in self.root.rglob("*") if p.is_file()]

@@ -1,13 +1,22 @@
-"""A pseudo-terminal's screen for the tests that run the real ``fastchat`` TUI under a pty."""
+"""A pseudo-terminal's screen for the tests that run the real ``fastchat`` TUI under a pty, and ``fastchat``
+started on one as a terminal window starts it."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import select
+import struct
+import subprocess
+import sys
+import termios
 import time
+from collections.abc import Mapping
+from pathlib import Path
 
 BOUND_S = 60.0  # upper bound for any one wait; tests finish as soon as the event happens
+QUIT_S = 10.0  # Ctrl+Q must end the chat within this
 
 _ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\"
                       rb"|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
@@ -44,3 +53,41 @@ class Screen:
                 break
         missing = [n for n in needles if n not in self.text()]
         raise AssertionError(f"screen never showed {missing}; it shows:\n{self.text()[-3000:]}")
+
+
+class Terminal(Screen):
+    """``python -m fastchat_tui ARGS`` whose controlling terminal is a pty of ``size`` (rows, columns), in a new
+    session, so ``/dev/tty`` is the pty; stdin is the pty, or a pipe that ``piped`` is written to and then closed
+    (as after ``echo hello |``)."""
+
+    def __init__(self, env: Mapping[str, str], *args: str, piped: bytes | None = None,
+                 size: tuple[int, int] = (30, 120), cwd: Path | None = None) -> None:
+        master, slave = os.openpty()
+        rows, columns = size
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        claim_tty = ("import fcntl, os, sys, termios; fcntl.ioctl(1, termios.TIOCSCTTY, 0); "
+                     f"os.execv(sys.executable, [sys.executable, '-m', 'fastchat_tui', *{list(args)!r}])")
+        stdin, pipe_in = os.pipe() if piped is not None else (slave, -1)
+        self.child = subprocess.Popen([sys.executable, "-c", claim_tty], stdin=stdin, stdout=slave, stderr=slave,
+                                      cwd=cwd, start_new_session=True,
+                                      env={**env, "TERM": "xterm-256color", "COLUMNS": str(columns), "LINES": str(rows)})
+        os.close(slave)
+        super().__init__(master)
+        if piped is not None:
+            os.close(stdin)
+            os.write(pipe_in, piped)
+            os.close(pipe_in)
+
+    def quit(self, timeout: float = QUIT_S) -> int | None:
+        """Ctrl+Q, then the exit code if the chat ended within ``timeout`` (``None`` if it did not)."""
+        os.write(self.master, b"\x11")
+        deadline = time.monotonic() + timeout
+        while self.child.poll() is None and time.monotonic() < deadline:
+            self.pump(0.2)
+        return self.child.poll()
+
+    def close(self) -> None:
+        if self.child.poll() is None:
+            self.child.kill()
+            self.child.wait()
+        os.close(self.master)

@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,21 @@ class Case:
         if count:
             groups.append((data, count))
         return groups
+
+
+def prompt_progress_case(steps: Sequence[int], total: int, *, pace_ms: int, final: str = "") -> Case:
+    """llama.cpp's server reading a prompt of ``total`` tokens (``return_progress``: one chunk per step of
+    ``steps``), then answering "Hi"; ``final``: more fields of the last chunk, such as ``"timings":{...}``."""
+    lines = []
+    for processed in steps:
+        lines += ['data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],'
+                  f'"object":"chat.completion.chunk","prompt_progress":{{"total":{total},"cache":0,'
+                  f'"processed":{processed},"time_ms":{processed}}}}}', ""]
+    lines += ['data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}', "",
+              'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":1,'
+              f'"prompt_tokens":{total},"total_tokens":{total + 1}}}{"," + final if final else ""}}}', "", "data: [DONE]", ""]
+    return Case(name="llama-progress", protocol="openai", http_status=200, headers={"Content-Type": "text/event-stream"},
+                line_ending="\n", final_newline=True, pace_ms=pace_ms, body_lines=lines)
 
 
 def cases() -> list[Path]:

@@ -2,38 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from fastchat_tui.config import load
+from fastchat_tui.config import Config, SourceConfig, load
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import SourcePicker
+from tests.helpers import until, write_config
 from tests.servers import OllamaServer, OpenAIServer, Script
 
 SIZE = (100, 30)
 
 
 def make_config(tmp_path: Path, sources: dict[str, tuple[str, str]], default: str = "auto", theme: str = "fastchat-dark"):
-    lines = [f'default_source = "{default}"', f'theme = "{theme}"']
-    for name, (kind, url) in sources.items():
-        model = "test-model:latest" if kind == "ollama" else "test-model"
-        lines += [f"[sources.{name}]", f'kind = "{kind}"', f'base_url = "{url}"', f'model = "{model}"']
-    path = tmp_path / "config.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return load(path)
-
-
-async def until(pilot, condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    """Let the app run until ``condition()`` holds (bounded, so a hang fails instead of blocking)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+    """A loaded config with a source per ``name: (kind, url)``, its model ``test-model`` (Ollama: ``:latest``)."""
+    tables = {name: {"kind": kind, "base_url": url, "model": "test-model:latest" if kind == "ollama" else "test-model"}
+              for name, (kind, url) in sources.items()}
+    return load(write_config(tmp_path, tables, default_source=default, theme=theme))
 
 
 def visible_text(app: FastchatApp) -> str:
@@ -164,6 +151,22 @@ async def test_first_run_screen_when_nothing_answers(tmp_path, dead_url: str):
         assert dead_url in text
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, FirstRunScreen))
+
+
+def test_first_run_screen_snapshot(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a new user sees when no source answers: every source tried and why, then what to do next."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/home/you/.config")  # the config path the text names, on every machine
+    closed = "http://127.0.0.1:9"  # nothing listens on the discard port: a fixed address the text can show
+    config = Config(sources={"local": SourceConfig("local", "ollama", closed, "qwen2.5-coder:7b", tags=["local"]),
+                             "fast": SourceConfig("fast", "openai", closed + "/v1", "test-model", tags=["hosted"])})
+    app = FastchatApp(config)
+
+    async def nothing_answers(pilot) -> None:
+        await until(pilot, lambda: isinstance(app.screen, FirstRunScreen))
+        app.prompt_input.cursor_blink = False  # its cursor shows under the help, in no phase of a blink
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=nothing_answers, terminal_size=(100, 36))
 
 
 async def test_scrolling_up_stops_following_and_end_resumes(tmp_path, openai_server: OpenAIServer):

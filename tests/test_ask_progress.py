@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,29 +20,17 @@ from fastchat_tui.commands.common import StatusLine
 from fastchat_tui.progress import preparing_text
 from fastchat_tui.sources.base import Preparing
 from fastchat_tui.ui import reply_view as chat_app  # where the chat words its status bar
+from tests.helpers import FASTCHAT, child_env, fastchat
 from tests.pty_screen import BOUND_S, Screen
-from tests.replay import Case, ReplayServer
+from tests.replay import ReplayServer, prompt_progress_case
 
 STEPS = (0, 1200, 2400, 4000)
 ERASE = b"\r\x1b[K"
 
 
-def _progress_chunk(processed: int, total: int) -> str:
-    """A chunk as llama.cpp's server sends it while it reads the prompt (``return_progress``)."""
-    return ('data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],'
-            f'"object":"chat.completion.chunk","prompt_progress":{{"total":{total},"cache":0,'
-            f'"processed":{processed},"time_ms":{processed}}}}}')
-
-
 @pytest.fixture
 def server(no_proxy_env):
-    lines = [line for n in STEPS for line in (_progress_chunk(n, 4000), "")]
-    lines += ['data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}', "",
-              'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":1,'
-              '"prompt_tokens":4000,"total_tokens":4001}}', "", "data: [DONE]", ""]
-    case = Case(name="llama-progress", protocol="openai", http_status=200, headers={"Content-Type": "text/event-stream"},
-                line_ending="\n", final_newline=True, pace_ms=50, body_lines=lines)
-    with ReplayServer(case) as running:
+    with ReplayServer(prompt_progress_case(STEPS, 4000, pace_ms=50)) as running:
         yield running
 
 
@@ -52,10 +39,7 @@ def env(tmp_path: Path, server: ReplayServer) -> dict[str, str]:
     config = tmp_path / "config.toml"
     config.write_text(f'default_source = "tiny"\n[sources.tiny]\nkind = "openai"\nbase_url = "{server.url}"\n'
                       'model = "m"\napi_key_env = "FASTCHAT_TEST_KEY"\ntags = ["local"]\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_TEST_KEY="test-key-0000",
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    return env
+    return child_env(config, FASTCHAT_TEST_KEY="test-key-0000")
 
 
 def test_the_wait_is_worded_once_for_the_chat_and_ask():
@@ -91,7 +75,7 @@ def test_a_stage_counts_its_own_seconds_and_output_erases_the_line():
 
 def test_a_terminal_sees_the_prompt_being_read_then_the_answer(env):
     master, slave = os.openpty()
-    child = subprocess.Popen([sys.executable, "-m", "fastchat_tui", "ask", "hi"], stdin=subprocess.DEVNULL,
+    child = subprocess.Popen([*FASTCHAT, "ask", "hi"], stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=slave, env=env)
     os.close(slave)
     screen = Screen(master)
@@ -115,8 +99,7 @@ def test_a_terminal_sees_the_prompt_being_read_then_the_answer(env):
 
 
 def test_no_progress_noise_when_stderr_is_not_a_terminal(env):
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", "ask", "hi"], stdin=subprocess.DEVNULL,
-                          capture_output=True, env=env, timeout=BOUND_S)
+    done = fastchat(env, "ask", "hi", timeout=BOUND_S, text=False)
     assert done.returncode == 0 and done.stdout == b"Hi\n"
     assert b"reading prompt" not in done.stderr and b"\x1b" not in done.stderr and b"\r" not in done.stderr
     assert done.stderr.startswith(b"tiny \xc2\xb7 m \xc2\xb7 TTFT")

@@ -4,9 +4,6 @@ against loopback servers that record when a client goes away (:mod:`tests.race_s
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,19 +11,13 @@ import pytest
 
 from fastchat_tui.store import Store
 from fastchat_tui.store.db import default_path
+from tests.helpers import child_env, fastchat
 from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import Script
 
 BOUND_S = 60.0
 SLOW_TTFT_S = 30.0
 """The loser of a race waits this long before its first token: a race that ends much sooner cancelled it."""
-
-
-def fastchat(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, text=True,
-                          timeout=BOUND_S)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
 
 
 def configure(tmp_path: Path, servers: dict[str, tuple[WatchfulOpenAIServer, str]]) -> dict[str, str]:
@@ -36,10 +27,8 @@ def configure(tmp_path: Path, servers: dict[str, tuple[WatchfulOpenAIServer, str
         f'[sources.{name}]\nkind = "openai"\nbase_url = "{server.url}"\nmodel = "{name}-model"\n'
         f'api_key_env = "FASTCHAT_TEST_KEY"\ntags = [{tags}]\n' for name, (server, tags) in servers.items()),
         encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_TEST_KEY="test-key-0000",
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    return env  # FASTCHAT_DATA_DIR is the test's own (conftest), so the store opened here is the child's
+    # FASTCHAT_DATA_DIR is the test's own (conftest), so the store opened here is the child's
+    return child_env(config, FASTCHAT_TEST_KEY="test-key-0000")
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind
 from fastchat_tui.store import Store, StoreLedger
 from tests.clock import FakeClock
+from tests.helpers import session_for
 from tests.keys_helpers import env_key
 from tests.servers import OllamaServer, OpenAIServer, Script, ServerProcess, synthetic_tokens
 
@@ -39,9 +40,9 @@ def source(name: str, server) -> SourceConfig:
     return SourceConfig(name, "openai", server.url, "test-model", tags=["hosted"])
 
 
-def session_for(**servers) -> Session:
-    config = Config(sources={name: source(name, server) for name, server in servers.items()})
-    return Session(config, key_lookup=env_key)
+def sources(**servers) -> list[SourceConfig]:
+    """A source per server, named as given (no key: the loopback servers take none)."""
+    return [source(name, server) for name, server in servers.items()]
 
 
 async def bench(session: Session, names: list[str], **kwargs):
@@ -141,7 +142,7 @@ async def test_runs_are_interleaved_as_the_servers_saw_them(spawn_server):
     }
     seen: list[tuple[str, str, int]] = []
     result = await bench(
-        session_for(**servers), ["a", "b", "c"], repeat=3, max_tokens=64,
+        session_for(*sources(**servers), key=None), ["a", "b", "c"], repeat=3, max_tokens=64,
         on_progress=lambda p: seen.append((p.source, p.phase, p.round)) if p.finished else None,
     )
     arrivals = sorted((req.t_received, name) for name, server in servers.items() for req in measured(server))
@@ -155,7 +156,7 @@ async def test_runs_are_interleaved_as_the_servers_saw_them(spawn_server):
 async def test_concurrency_sends_c_at_once_and_reports_aggregate_throughput(spawn_server):
     tokens = 60
     server = spawn_server(OpenAIServer, default=Script(tokens=synthetic_tokens(tokens), ttft_s=0.05, rate_tps=300))
-    result = await bench(session_for(a=server), ["a"], repeat=3, max_tokens=tokens, concurrency=4)
+    result = await bench(session_for(*sources(a=server), key=None), ["a"], repeat=3, max_tokens=tokens, concurrency=4)
 
     requests = measured(server)
     assert len(requests) == 4 * (1 + 3)  # the warm-up is a batch of 4 too
@@ -220,13 +221,13 @@ def test_the_bench_stops_on_a_source_exactly_where_auto_mode_cools_it_down_at_on
 
 async def test_a_rejected_key_gets_no_more_requests(spawn_server):
     rejecting = spawn_server(OpenAIServer, default=Script(status=401))
-    result = await bench(session_for(rejecting=rejecting), ["rejecting"], repeat=3, max_tokens=100)
+    result = await bench(session_for(*sources(rejecting=rejecting), key=None), ["rejecting"], repeat=3, max_tokens=100)
     assert [(run.round, run.error_kind) for run in result.runs] == [(-1, "auth")]  # the warm-up, then nothing
 
 
 async def test_bench_feeds_the_routers_latency_statistics(spawn_server):
     fast = spawn_server(OpenAIServer, default=Script(tokens=synthetic_tokens(100), ttft_s=0.03, rate_tps=1000))
-    session = session_for(fast=fast)
+    session = session_for(*sources(fast=fast), key=None)
     result = await bench(session, ["fast"], repeat=3, max_tokens=100)
     router = Router(session.config.sources, ledger=MemoryLedger())
     assert feed_router(router, result) == ["fast"]
@@ -237,7 +238,7 @@ async def test_bench_feeds_the_routers_latency_statistics(spawn_server):
 
 async def test_saved_bench_figures_feed_the_store_backed_router(spawn_server, tmp_path: Path):
     fast = spawn_server(OpenAIServer, default=Script(tokens=synthetic_tokens(100), ttft_s=0.03, rate_tps=1000))
-    session = session_for(fast=fast)
+    session = session_for(*sources(fast=fast), key=None)
     result = await bench(session, ["fast"], repeat=3, max_tokens=100)
     with Store.open(tmp_path / "history.db") as store:
         ledger = StoreLedger(store)

@@ -8,15 +8,14 @@ a source tagged ``hosted`` stands for a hosted one.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from fastchat_tui.config import Config, SourceConfig, load
 from fastchat_tui.routing import Route
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind
+from tests.helpers import child_env, fastchat, session_events
 from tests.servers import OllamaServer, OpenAIServer, Script, closed_port
 
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
@@ -52,9 +51,8 @@ async def test_the_override_is_for_one_request(spawn_server) -> None:
     session = Session(Config(sources=sources(hosted.url, local.url), default_source="hosted"),
                       key_lookup=lambda spec: "k")
     from fastchat_tui.turn import SendOptions
-    from tests.test_session import collect
 
-    events = await collect(session, SECRET_PROMPT, SendOptions(allow_sensitive=True, remember=False))
+    events = await session_events(session, SECRET_PROMPT, SendOptions(allow_sensitive=True, remember=False))
     assert events[-1].turn.status == "complete" and len(hosted.stream_requests()) == 1
     assert (await session.send(SECRET_PROMPT)).error is not None  # the next request is refused again
     assert len(hosted.stream_requests()) == 1
@@ -103,12 +101,10 @@ def test_ask_refuses_then_sends_with_allow_sensitive(tmp_path: Path, spawn_serve
     config = tmp_path / "config.toml"
     config.write_text(f'default_source = "hosted"\n[sources.hosted]\nkind = "openai"\nbase_url = "{hosted.url}"\n'
                       'model = "m"\napi_key_env = "BOUNDARY_KEY"\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"), BOUNDARY_KEY="sk-test")
+    env = child_env(config, data=tmp_path / "data", BOUNDARY_KEY="sk-test")
 
     def ask(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "fastchat_tui", "ask", "--json", *argv, SECRET_PROMPT],
-                              capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+        return fastchat(env, "ask", "--json", *argv, SECRET_PROMPT)
 
     refused = ask()
     assert refused.returncode == 1 and hosted.stream_requests() == []

@@ -7,8 +7,6 @@ plain function the test moves on, so nothing depends on how fast the machine is.
 from __future__ import annotations
 
 import asyncio
-import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -50,15 +48,6 @@ def catalog_for(*specs: SourceConfig, **kwargs: Any) -> tuple[Catalog, Session]:
 
 def tags_asked(server: OllamaServer) -> int:
     return [r.path for r in server.requests].count("/api/tags")
-
-
-@pytest.fixture
-def silent_port() -> Iterator[int]:
-    """A port that accepts connections and never answers."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(8)
-        yield listener.getsockname()[1]
 
 
 # -- asking and keeping ------------------------------------------------------------------------------

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 from textual.app import App
 from textual.widgets import Input, OptionList, Static
 
+from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.store import Store
+from fastchat_tui.store.db import default_path
+from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.chats import ChatsScreen
+from tests.helpers import until
 from tests.test_store import record, stored_turn
 
 
@@ -126,3 +132,47 @@ async def test_escape_closes_and_empty_history_says_so(tmp_path: Path) -> None:
             await pilot.press("escape")
             await pilot.pause()
             assert not isinstance(app.screen, ChatsScreen) and app.posted == []
+
+
+# -- picture -----------------------------------------------------------------------------------
+
+SNAPSHOT_CHATS = [  # (title, prompts and replies, last change as epoch seconds: 2026-05-0N hh:mm UTC)
+    ("Tune SQLite WAL", [("How do I tune SQLite WAL?", "Use checkpoints"), ("And the page size?", "Keep 4096")],
+     1778320800),
+    ("東京の天気", [("東京の天気は?", "晴れです")], 1778241600),
+    ("Rust lifetimes", [("Explain lifetimes", "Borrowing rules")], 1778068800),
+]
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch):
+    """Local time is UTC, so the dates in the picture are the same on every machine."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_chat_list_snapshot(snap_compare, utc) -> None:
+    """The list as F3 opens it over the chat: the saved chats of a real history file, newest first, with dates."""
+    with Store.open(default_path()) as store:  # the app's own history (FASTCHAT_DATA_DIR is the test's, conftest)
+        recorder = store.recorder()
+        for title, turns, updated_at in reversed(SNAPSHOT_CHATS):
+            recorder.chat_id = None
+            for prompt, reply in turns:
+                record(recorder, stored_turn(prompt, reply))
+            store.rename_chat(recorder.chat_id, title)
+            with sqlite3.connect(store.path) as conn:
+                conn.execute("UPDATE chats SET created_at = ?, updated_at = ? WHERE id = ?",
+                             (updated_at, updated_at, recorder.chat_id))
+    local = SourceConfig("local", "ollama", "http://127.0.0.1:9", "test-model:latest", tags=["local"])
+    app = FastchatApp(Config(sources={"local": local}, theme="fastchat-dark"), probe_on_start=False)
+
+    async def open_list(pilot) -> None:
+        app.prompt_input.cursor_blink = False  # its cursor shows under the list, in no phase of a blink
+        await pilot.press("f3")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen) and app.screen.list.option_count == 3)
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=open_list, terminal_size=(100, 30))

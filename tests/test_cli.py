@@ -7,13 +7,12 @@ usage (18), and a reader that goes away (``| head``) ends the command without a 
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import FASTCHAT, child_env, fastchat
 from tests.servers import OllamaServer, OpenAIServer, Script
 
 BOUND_S = 60.0
@@ -34,17 +33,7 @@ def two_sources(tmp_path: Path, spawn_server) -> tuple[OpenAIServer, OllamaServe
         f'[sources.local]\nkind = "ollama"\nbase_url = "{local.url}"\nmodel = "test-model:latest"\n',
         encoding="utf-8",
     )
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"), FASTCHAT_TEST_KEY="sk-test",
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    return hosted, local, env
-
-
-def fastchat(env: dict[str, str], *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", *args], input=stdin.decode(), env=env,
-                          capture_output=True, text=True, timeout=BOUND_S)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    return hosted, local, child_env(config, data=tmp_path / "data", FASTCHAT_TEST_KEY="sk-test")
 
 
 # -- item 1: a flag before the command ----------------------------------------------------------
@@ -118,7 +107,7 @@ def test_a_mistyped_option_gets_the_commands_own_usage(two_sources, args):
 
 def into_a_closed_pipe(env: dict[str, str], *args: str, read_lines: int = 0) -> tuple[int, str, list[bytes]]:
     """Run ``fastchat ARGS | head -N``: read ``read_lines`` lines of stdout, then close it, as head does."""
-    child = subprocess.Popen([sys.executable, "-m", "fastchat_tui", *args], stdin=subprocess.DEVNULL,
+    child = subprocess.Popen([*FASTCHAT, *args], stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert child.stdout is not None and child.stderr is not None
     lines = [child.stdout.readline() for _ in range(read_lines)]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import BOUND_S, FASTCHAT, child_env, fastchat
 from tests.servers import OllamaServer, OpenAIServer, Script
 
-BOUND_S = 60.0
 HOSTED_MODELS = ("gpt-small", "shared")
 LOCAL_MODELS = ("llama3.2:latest", "shared:latest", "qwen2.5-coder:7b")
 
@@ -43,13 +42,6 @@ class Setup:
     def sent(self) -> list[Any]:
         """Every chat request either server received, oldest first."""
         return sorted(self.hosted.stream_requests() + self.local.stream_requests(), key=lambda r: r.t_received)
-
-
-def fastchat(env: dict[str, str], *args: str | bytes, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", *args], input=stdin, env=env,
-                          capture_output=True, text=True, timeout=BOUND_S)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
 
 
 @pytest.fixture
@@ -74,9 +66,7 @@ def setups(tmp_path: Path, spawn_server: Callable[..., Any]) -> Callable[..., Se
             f'{tables}',
             encoding="utf-8",
         )
-        env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-        env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"), FASTCHAT_TEST_KEY="sk-test",
-                   PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+        env = child_env(config, data=tmp_path / "data", FASTCHAT_TEST_KEY="sk-test")
         return Setup(hosted_server, local_server, env, config)
 
     return make
@@ -207,7 +197,7 @@ def test_no_stream_writes_the_whole_reply_in_one_write(sources):
     setup = sources()
     tokens = [f"word{i} " for i in range(40)] + ["end"]
     setup.hosted.push(Script(tokens=tokens, rate_tps=40))
-    child = subprocess.Popen([sys.executable, "-m", "fastchat_tui", "ask", "--no-stream", "hi"], env=setup.env,
+    child = subprocess.Popen([*FASTCHAT, "ask", "--no-stream", "hi"], env=setup.env,
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdout is not None
     chunks = []

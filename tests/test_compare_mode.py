@@ -26,9 +26,11 @@ from fastchat_tui.ui.chat_log import CompareView
 from fastchat_tui.ui.chat_log.compare import CompareColumn
 from fastchat_tui.ui.screens.compare_picker import ComparePicker
 from fastchat_tui.ui.screens.source_picker import Pick
+from tests import helpers
+from tests.helpers import until
 from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import OpenAIServer, Script, split_tokens, synthetic_tokens
-from tests.test_app import until, visible_text
+from tests.test_app import visible_text
 from tests.test_compare_view import FAST_REPLY, SLOW_REPLY, feed, snapshot_view
 
 COMPLETION = "def total(items):\n    return sum(item.price for item in"
@@ -39,21 +41,17 @@ def write_config(tmp_path: Path, servers: dict[str, Any], *, default: str = "aut
                  keyless: Collection[str] = ()) -> Config:
     """A source per server (or URL): OpenAI-compatible with its key in FASTCHAT_TEST_KEY, except the names in
     ``ollama`` (Ollama sources) and in ``keyless`` (no key until the user gives one)."""
-    lines = [f'default_source = "{default}"', f'theme = "{theme}"']
+    sources: dict[str, dict[str, Any]] = {}
     for name, server in servers.items():
-        url = server if isinstance(server, str) else server.url
         kind = "ollama" if name in ollama else "openai"
-        model = "test-model:latest" if kind == "ollama" else f"{name}-model"
-        lines += [f"[sources.{name}]", f'kind = "{kind}"', f'base_url = "{url}"', f'model = "{model}"', "timeout_s = 5"]
+        table = sources[name] = {"kind": kind, "base_url": server if isinstance(server, str) else server.url,
+                                 "model": "test-model:latest" if kind == "ollama" else f"{name}-model", "timeout_s": 5}
         if kind == "openai" and name not in keyless:
-            lines.append('api_key_env = "FASTCHAT_TEST_KEY"')
+            table["api_key_env"] = "FASTCHAT_TEST_KEY"
         if tags and name in tags:
-            lines.append(f'tags = ["{tags[name]}"]')
-    if hedge:
-        lines += ["[router]", "hedge = true"]
-    path = tmp_path / "config.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return load(path)
+            table["tags"] = [tags[name]]
+    return load(helpers.write_config(tmp_path, sources, router={"hedge": True} if hedge else None,
+                                     default_source=default, theme=theme))
 
 
 @pytest.fixture(autouse=True)

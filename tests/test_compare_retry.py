@@ -35,9 +35,9 @@ from fastchat_tui.ui.chat_log import CompareView
 from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
 from fastchat_tui.ui.screens.key_prompt import KeyPrompt
 from fastchat_tui.ui.screens.source_picker import Pick
+from tests.helpers import until
 from tests.keys_helpers import KeyedServer
 from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
-from tests.test_app import until
 from tests.test_compare_mode import settled, test_key, transcript, write_config  # noqa: F401 (test_key: autouse)
 from tests.test_confirm_sensitive import AWS_ID, OTHER_SECRET, SECRET_PROMPT
 

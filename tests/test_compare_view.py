@@ -4,10 +4,6 @@ and 80 columns in both themes."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
@@ -18,11 +14,11 @@ from fastchat_tui.events import Attempt, Finished, Routed
 from fastchat_tui.meter import Meter, summary
 from fastchat_tui.pricing import money
 from fastchat_tui.race import ColumnEvent, race
-from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, SourceError, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
 from fastchat_tui.ui.chat_log import CompareView
 from fastchat_tui.ui.themes import load_themes
+from tests.helpers import session_for, source, until
 from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import OpenAIServer, Script, split_tokens, synthetic_tokens
 
@@ -59,22 +55,6 @@ class CompareApp(App[None]):
 
     def on_compare_view_ended(self, message: CompareView.Ended) -> None:
         self.ended += 1
-
-
-def source(name: str, url: str, **extra: Any) -> SourceConfig:
-    return SourceConfig(name, "openai", url, f"{name}-model", tags=["hosted"], timeout_s=5, **extra)
-
-
-def session_for(*specs: SourceConfig) -> Session:
-    return Session(Config(sources={s.name: s for s in specs}), key_lookup=lambda spec: "test-key")
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
 
 
 async def drawn(pilot: Pilot[None], view: CompareView) -> None:

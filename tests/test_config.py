@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fastchat_tui.config import ConfigError, load, normalize_ollama_url, normalize_openai_url, write_starter
+from tests.helpers import child_env, fastchat
 
 MINIMAL = """\
 default_source = "auto"
@@ -140,11 +139,7 @@ def test_secret_in_config_is_never_echoed(tmp_path):
 
 def test_broken_config_exits_2_with_the_location(tmp_path):
     path = write(tmp_path, '[sources.a]\nkind = "ollama"\nmodel = 7\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "fastchat_tui", "ask", "hi"],
-        env={"FASTCHAT_CONFIG": str(path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        capture_output=True, text=True, timeout=60,
-    )
+    done = fastchat(child_env(path, home=tmp_path), "ask", "hi")
     assert done.returncode == 2
     assert f"{path}, line 3, key 'sources.a.model'" in done.stderr
     assert "Traceback" not in done.stderr
@@ -182,17 +177,10 @@ def test_every_unknown_key_is_an_error_with_a_suggestion(tmp_path, text, line, k
     assert f"{path}, line {line}, key '{key}': unknown key (" in str(error) and hint in str(error)
 
 
-def fastchat(tmp_path: Path, *args: str, config: str) -> subprocess.CompletedProcess[str]:
-    env = {"FASTCHAT_CONFIG": config, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-           "FASTCHAT_DATA_DIR": str(tmp_path / "data"), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
-    return subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, text=True,
-                          timeout=60)
-
-
 def test_config_check_runs_the_checks_the_chat_runs(tmp_path):
     path = write(tmp_path, SOURCE + '[router]\ndefualt = "a"\n')
     for args in (("config", "check"), ("-s", "a")):  # the check, and the chat itself
-        done = fastchat(tmp_path, *args, config=str(path))
+        done = fastchat(child_env(path, home=tmp_path), *args)
         assert done.returncode == 2, done.stderr
         assert f"{path}, line 5, key 'router.defualt': unknown key (did you mean 'default'?" in done.stderr
         assert "Traceback" not in done.stderr
@@ -203,10 +191,10 @@ def test_a_config_named_by_fastchat_config_must_exist(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load(env={"FASTCHAT_CONFIG": str(missing)})
     assert caught.value.path == missing and "no such file" in str(caught.value)
-    done = fastchat(tmp_path, "config", "check", config=str(missing))
+    done = fastchat(child_env(missing, home=tmp_path), "config", "check")
     assert done.returncode == 2 and f"fastchat: {missing}: no such file, named by FASTCHAT_CONFIG" in done.stderr
-    assert fastchat(tmp_path, "config", "init", config=str(missing)).returncode == 0  # init writes it there
-    assert fastchat(tmp_path, "config", "check", config=str(missing)).returncode == 0
+    assert fastchat(child_env(missing, home=tmp_path), "config", "init").returncode == 0  # init writes it there
+    assert fastchat(child_env(missing, home=tmp_path), "config", "check").returncode == 0
 
 
 @pytest.mark.parametrize(("kind", "written"), [("openai", "not a url"), ("openai", "localhost:8080"),
@@ -305,6 +293,6 @@ def test_a_key_in_api_key_env_never_reaches_the_output(tmp_path):
     key = "csk-pasted0123456789abcdefghijklmn"
     path = write(tmp_path, FAST + f'api_key_env = "{key}"\n')
     for args in (("config", "check"), ("ask", "-s", "fast", "hi"), ("keys", "test", "fast")):
-        done = fastchat(tmp_path, *args, config=str(path))
+        done = fastchat(child_env(path, home=tmp_path), *args)
         assert done.returncode == 2 and f"{path}, line 5, key 'sources.fast.api_key_env'" in done.stderr, args
         assert key not in done.stdout + done.stderr and key[:12] not in done.stdout + done.stderr

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from fastchat_tui.config import SOURCE_FIELDS, TEMPLATE_FIELDS, TOP_FIELDS, ConfigError, SourceConfig, Template, load
 from fastchat_tui.config_schema import MAX_CONFIG_BYTES
 from fastchat_tui.router_config import ROUTER_FIELDS, RULE_FIELDS
+from tests.helpers import child_env, fastchat
 
 OPENAI = '[sources.a]\nkind = "openai"\nmodel = "m"\n'
 URL = 'base_url = "http://127.0.0.1:9/v1"\n'
@@ -28,20 +27,6 @@ def write(tmp_path: Path, text: str | bytes) -> Path:
     else:
         path.write_text(text, encoding="utf-8")
     return path
-
-
-def fastchat(tmp_path: Path, *args: str, config: Path | None, extra: dict[str, str] | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The real command, in a clean environment; ``config=None``: no config file at all."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-           "FASTCHAT_DATA_DIR": str(tmp_path / "data"), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
-    if config is not None:
-        env["FASTCHAT_CONFIG"] = str(config)
-    if "PYTHONPATH" in os.environ:  # a checkout other than the installed one
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    env |= extra or {}
-    return subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def refused(path: Path, env: dict[str, str] | None = None) -> ConfigError:
@@ -100,7 +85,7 @@ def test_a_bad_value_is_refused_with_file_line_and_key(tmp_path: Path, text: str
                          + BAD_VALUES[14:16] + BAD_VALUES[18:19])
 def test_config_check_refuses_the_same_values(tmp_path: Path, text: str, line: int, key: str, words: str):
     path = write(tmp_path, text)
-    done = fastchat(tmp_path, "config", "check", config=path)
+    done = fastchat(child_env(path, home=tmp_path), "config", "check")
     assert done.returncode == 2, done.stdout
     assert f"fastchat: {path}, line {line}, key '{key}': " in done.stderr and words in done.stderr
     assert "Traceback" not in done.stderr
@@ -115,14 +100,14 @@ def test_every_command_that_loads_the_config_gives_the_one_message(tmp_path: Pat
     for args in (("config", "check"), ("ask", "hi"), ("ask", "-s", "a", "hi"), ("route", "hi"),
                  ("review", str(tmp_path / "notes.md")), ("bench", "--prompt", "hi"), ("keys", "list"),
                  ("keys", "test", "a"), ("-s", "a"), ()):
-        done = fastchat(tmp_path, *args, config=path)
+        done = fastchat(child_env(path, home=tmp_path), *args)
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.startswith(expected), (args, done.stderr)
 
 
 def test_a_config_that_passes_the_check_loads_the_same_for_the_chat(tmp_path: Path):
     path = write(tmp_path, OPENAI + URL + "timeout_s = 12\nmonthly_budget = 0\nprice_in = 0.5\ntemperature = 0\n")
-    done = fastchat(tmp_path, "config", "check", config=path)
+    done = fastchat(child_env(path, home=tmp_path), "config", "check")
     assert done.returncode == 0, done.stderr
     source = load(path, env={}).sources["a"]
     assert (source.timeout_s, source.monthly_budget, source.price_in, source.temperature) == (12.0, 0.0, 0.5, 0.0)
@@ -141,7 +126,7 @@ def test_a_bad_url_from_the_environment_in_a_source_of_the_file(tmp_path: Path, 
     error = refused(path, {variable: "http://[::1/v1", **extra})
     assert (error.path, error.line, error.key) == (path, 1, "sources.a.base_url")
     assert f"'http://[::1/v1' (from {variable}) is not an http(s) URL: an IPv6 address" in error.message
-    done = fastchat(tmp_path, "config", "check", config=path, extra={variable: "http://[::1/v1"})
+    done = fastchat(child_env(path, home=tmp_path, **{variable: "http://[::1/v1"}), "config", "check")
     assert done.returncode == 2 and f"(from {variable}) is not an http(s) URL" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -160,7 +145,7 @@ def test_a_bad_url_from_the_environment_with_no_config_file(tmp_path: Path, vari
     assert error.variable == variable and error.path is None
     assert str(error).startswith(f"environment variable {variable}: {value!r} is not an http(s) URL")
     assert str(error).endswith(f"; correct or unset {variable}")
-    done = fastchat(tmp_path, "config", "check", config=None, extra={variable: value, **extra})
+    done = fastchat(child_env(None, home=tmp_path, **{variable: value, **extra}), "config", "check")
     assert done.returncode == 2 and f"fastchat: environment variable {variable}: " in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
 
@@ -179,7 +164,7 @@ def test_deeply_nested_arrays_are_an_error_with_the_line(tmp_path: Path):
     error = refused(path)
     assert error.path == path and error.line == 3
     assert "nested too deeply" in error.message
-    done = fastchat(tmp_path, "config", "check", config=path)
+    done = fastchat(child_env(path, home=tmp_path), "config", "check")
     assert done.returncode == 2 and f"fastchat: {path}, line 3: keys, tables or arrays are nested" in done.stderr
     assert "RecursionError" not in done.stderr
 
@@ -227,16 +212,16 @@ def test_only_a_regular_file_is_read(tmp_path: Path, kind: str):
         path = Path("/dev/null")
     error = refused(path)
     assert error.path == path and error.message.startswith("not a regular file (it is ")
-    done = fastchat(tmp_path, "config", "check", config=path, timeout=60)  # a hang fails with TimeoutExpired
+    done = fastchat(child_env(path, home=tmp_path), "config", "check", timeout=60)  # a hang fails with TimeoutExpired
     assert done.returncode == 2 and f"fastchat: {path}: not a regular file" in done.stderr
-    done = fastchat(tmp_path, "ask", "hi", config=path, timeout=60)
+    done = fastchat(child_env(path, home=tmp_path), "ask", "hi", timeout=60)
     assert done.returncode == 2 and "not a regular file" in done.stderr
 
 
 def test_config_init_does_not_write_into_a_fifo(tmp_path: Path):
     path = tmp_path / "config.toml"
     os.mkfifo(path)
-    done = fastchat(tmp_path, "config", "init", "--force", config=path, timeout=60)  # it used to wait for a reader
+    done = fastchat(child_env(path, home=tmp_path), "config", "init", "--force", timeout=60)  # it used to wait for a reader
     assert done.returncode == 2 and f"fastchat: {path}: not a regular file (it is a named pipe)" in done.stderr
 
 
@@ -252,7 +237,7 @@ def test_a_config_larger_than_the_bound_is_refused(tmp_path: Path):
 def test_a_byte_order_mark_is_accepted(tmp_path: Path):
     path = write(tmp_path, b"\xef\xbb\xbf" + (OPENAI + URL).encode())
     assert load(path, env={}).sources["a"].base_url == "http://127.0.0.1:9/v1"
-    assert fastchat(tmp_path, "config", "check", config=path).returncode == 0
+    assert fastchat(child_env(path, home=tmp_path), "config", "check").returncode == 0
 
 
 def test_invalid_utf8_names_its_line(tmp_path: Path):
@@ -260,7 +245,7 @@ def test_invalid_utf8_names_its_line(tmp_path: Path):
     error = refused(path)
     assert (error.path, error.line) == (path, 3)
     assert "not UTF-8 text" in error.message and "save the file as UTF-8" in error.message
-    done = fastchat(tmp_path, "config", "check", config=path)
+    done = fastchat(child_env(path, home=tmp_path), "config", "check")
     assert done.returncode == 2 and f"fastchat: {path}, line 3: not UTF-8 text" in done.stderr
 
 
@@ -298,7 +283,7 @@ def test_router_errors_are_found_by_load_and_by_config_check(tmp_path: Path, tex
     error = refused(path)
     assert (error.line, error.key) == (line, key), str(error)
     assert words in error.message
-    done = fastchat(tmp_path, "config", "check", config=path)
+    done = fastchat(child_env(path, home=tmp_path), "config", "check")
     assert done.returncode == 2 and f"fastchat: {path}, line {line}, key '{key}': " in done.stderr
 
 

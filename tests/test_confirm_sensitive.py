@@ -8,8 +8,6 @@ exactly one request after, and nothing for the next sensitive prompt until it is
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from textual.widgets import Static
 from fastchat_tui.config import Config, load
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
+from tests.helpers import until
 from tests.servers import OllamaServer, OpenAIServer, Script
 
 SIZE = (100, 30)
@@ -36,13 +35,6 @@ def config_for(tmp_path: Path, hosted_url: str, local_url: str, theme: str = "fa
         encoding="utf-8",
     )
     return load(path)
-
-
-async def until(pilot, condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await pilot.pause(0.02)
 
 
 async def refused_by_hand(pilot, app: FastchatApp, prompt: str) -> ConfirmSensitive:

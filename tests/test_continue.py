@@ -5,14 +5,8 @@ in a subprocess, on the messages the loopback server received and in the real SQ
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import struct
-import subprocess
-import sys
-import termios
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +14,7 @@ from typing import Any
 import pytest
 
 from fastchat_tui.store import Store
-from tests.pty_screen import Screen
+from tests.pty_screen import Terminal
 from tests.servers import Script
 from tests.test_cli_habits import Setup, setups
 
@@ -122,15 +116,8 @@ def test_the_chat_continues_with_c_and_sends_to_the_m_model(sources, tmp_path):
     that model with the chat as context."""
     setup = sources()
     assert setup.run("ask", "first question").returncode == 0
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
-    env = setup.env | {"TERM": "xterm-256color", "COLUMNS": "140", "LINES": "40"}
-    claim_tty = ("import fcntl, os, sys, termios; fcntl.ioctl(1, termios.TIOCSCTTY, 0); "
-                 "os.execv(sys.executable, [sys.executable, '-m', 'fastchat_tui', '-c', '-m', 'llama3.2'])")
-    child = subprocess.Popen([sys.executable, "-c", claim_tty], stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path,
-                             env=env, start_new_session=True)
-    os.close(slave)
-    screen = Screen(master)
+    screen = Terminal(setup.env, "-c", "-m", "llama3.2", size=(40, 140), cwd=tmp_path)
+    master, child = screen.master, screen.child
     try:
         screen.wait_for("first question", "hosted reply", "llama3.2:latest")
         os.write(master, b"and then")
@@ -140,15 +127,9 @@ def test_the_chat_continues_with_c_and_sends_to_the_m_model(sources, tmp_path):
         request = setup.local.stream_requests()[-1]
         assert request.model == "llama3.2:latest"
         assert contents(request) == ["first question", "hosted reply\n", "and then"]
-        os.write(master, b"\x11")  # Ctrl+Q
-        deadline = time.monotonic() + 60
-        while child.poll() is None and time.monotonic() < deadline:
-            screen.pump(0.2)
+        screen.quit(60)  # Ctrl+Q
         assert child.returncode == 0, screen.text()[-2000:]
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        os.close(master)
+        screen.close()
     with history(setup) as store:
         assert len(store.chats()) == 1

@@ -26,6 +26,7 @@ from fastchat_tui.session import Session
 from fastchat_tui.sources.base import Done, ErrorKind, Preparing, Sent, SourceError, TextDelta, Usage
 from fastchat_tui.sources.embedded import EmbeddedSource, default_threads
 from fastchat_tui.sources.openai_compat import OpenAISource
+from tests.helpers import FASTCHAT, child_env
 from tests.keys_helpers import env_key
 from tests.llamacpp_server import ensure_model
 from tests.replay import Case, ReplayServer
@@ -289,10 +290,9 @@ def _ask(tmp_path: Path, max_tokens: int) -> subprocess.Popen[bytes]:
     """``fastchat ask`` with a config whose only source is the embedded one, using the packaged model by name."""
     config = tmp_path / "config.toml"
     config.write_text(f'[sources.tiny]\nkind = "embedded"\nmodel = "{PACKAGED}"\nthreads = 1\ncontext_tokens = 2048\n')
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), XDG_CACHE_HOME=str(CACHE))  # the packaged model is assembled once
-    return subprocess.Popen([sys.executable, "-m", "fastchat_tui", "ask", "--max-tokens", str(max_tokens),
-                             "Once upon a time"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    env = child_env(config, XDG_CACHE_HOME=str(CACHE))  # the packaged model is assembled once
+    return subprocess.Popen([*FASTCHAT, "ask", "--max-tokens", str(max_tokens), "Once upon a time"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
 
 
 def _first_output(proc: subprocess.Popen[bytes], timeout: float = 120.0) -> bytes:

@@ -7,83 +7,23 @@ Items 3 and 4 run the real ``fastchat`` in a pseudo-terminal that is its control
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
-import struct
-import subprocess
-import sys
-import termios
-import time
 from pathlib import Path
 
 from fastchat_tui.config import Config, SourceConfig, load
 from fastchat_tui.router import Router
 from fastchat_tui.routing import Request
+from tests.helpers import child_env, write_config
 from tests.keys_helpers import env_key
-from tests.pty_screen import Screen
+from tests.pty_screen import BOUND_S, Terminal
 from tests.servers import OpenAIServer, Script
 
-BOUND_S = 60.0  # the longest any one wait may take; each ends as soon as the event happens
-QUIT_S = 10.0  # Ctrl+Q must end the chat within this
-class Terminal(Screen):
-    """``python -m fastchat_tui`` whose controlling terminal is a pty; stdin is the pty or a pipe."""
 
-    def __init__(self, env: dict[str, str], *args: str, piped: bytes | None = None) -> None:
-        self.master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
-        claim_tty = (  # a new session whose controlling terminal is the pty, so /dev/tty is the pty
-            "import fcntl, os, sys, termios; fcntl.ioctl(1, termios.TIOCSCTTY, 0); "
-            f"os.execv(sys.executable, [sys.executable, '-m', 'fastchat_tui', *{list(args)!r}])"
-        )
-        stdin = slave
-        if piped is not None:
-            stdin, pipe_in = os.pipe()
-        self.child = subprocess.Popen([sys.executable, "-c", claim_tty], stdin=stdin, stdout=slave, stderr=slave,
-                                      env=env | {"TERM": "xterm-256color"}, start_new_session=True)
-        os.close(slave)
-        super().__init__(self.master)
-        if piped is not None:
-            os.close(stdin)
-            os.write(pipe_in, piped)
-            os.close(pipe_in)  # the pipe ends here, as after `echo hello |`
-
-    def wait_for(self, *needles: str) -> None:
-        deadline = time.monotonic() + BOUND_S
-        while time.monotonic() < deadline and self.child.poll() is None:
-            if all(needle in self.text() for needle in needles):
-                return
-            self.pump(0.2)
-        if not all(needle in self.text() for needle in needles):
-            raise AssertionError(f"the screen never showed {needles}; it shows:\n{self.text()[-3000:]}")
-
-    def quit(self) -> int | None:
-        """Ctrl+Q, then the exit code if the chat ended within ``QUIT_S`` (``None`` if it did not)."""
-        os.write(self.master, b"\x11")
-        deadline = time.monotonic() + QUIT_S
-        while self.child.poll() is None and time.monotonic() < deadline:
-            self.pump(0.2)
-        return self.child.poll()
-
-    def close(self) -> None:
-        if self.child.poll() is None:
-            self.child.kill()
-            self.child.wait()
-        os.close(self.master)
-
-
-def child_env(tmp_path: Path, config: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"),
-               XDG_CONFIG_HOME=str(tmp_path / "xdg"), FASTCHAT_TEST_KEY="sk-test",
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    return env
-
-
-def write_config(tmp_path: Path, url: str) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(f'[sources.fast]\nkind = "openai"\nbase_url = "{url}"\nmodel = "test-model"\n'
-                    'api_key_env = "FASTCHAT_TEST_KEY"\n', encoding="utf-8")
-    return path
+def configured(tmp_path: Path, url: str) -> dict[str, str]:
+    """The environment of a ``fastchat`` whose one source, ``fast``, is the OpenAI-compatible server at ``url``."""
+    config = write_config(tmp_path, {"fast": {"kind": "openai", "base_url": url, "model": "test-model",
+                                              "api_key_env": "FASTCHAT_TEST_KEY"}})
+    return child_env(config, data=tmp_path / "data", XDG_CONFIG_HOME=str(tmp_path / "xdg"), FASTCHAT_TEST_KEY="sk-test")
 
 
 # -- item 3: `echo hello | fastchat` -------------------------------------------------------------
@@ -91,7 +31,7 @@ def write_config(tmp_path: Path, url: str) -> Path:
 
 def test_piped_text_is_the_first_prompt_and_keys_come_from_the_terminal(tmp_path, spawn_server):
     server = spawn_server(OpenAIServer, default=Script(tokens=["Hi ", "from ", "the ", "server."]))
-    term = Terminal(child_env(tmp_path, write_config(tmp_path, server.url)), piped=b"hello\n")
+    term = Terminal(configured(tmp_path, server.url), piped=b"hello\n")
     try:
         term.wait_for("the server.")
         requests = server.stream_requests()
@@ -110,7 +50,7 @@ def test_a_theme_with_a_number_for_a_colour_is_a_warning_not_a_crash(tmp_path, d
     themes = tmp_path / "xdg" / "fastchat" / "themes"
     themes.mkdir(parents=True)
     (themes / "mine.toml").write_text('name = "mine"\nprimary = 12\n', encoding="utf-8")
-    term = Terminal(child_env(tmp_path, write_config(tmp_path, dead_url + "/v1")))
+    term = Terminal(configured(tmp_path, dead_url + "/v1"))
     try:
         term.wait_for("No source is reachable yet", "mine.toml")  # the chat is up, and says what was wrong
         assert "Traceback" not in term.text()

@@ -15,7 +15,7 @@ from textual.drivers._writer_thread import WriterThread
 
 from fastchat_tui.ui.chat_log import ChatLog, pacing
 from fastchat_tui.ui.chat_log.pacing import FrameClock, terminal_behind
-from tests.test_app import until
+from tests.helpers import until
 from tests.test_chat_log import drawn
 
 

@@ -16,15 +16,16 @@ import pytest
 
 from fastchat_tui import context
 from fastchat_tui.config import Config, SourceConfig, load
-from fastchat_tui.events import Finished, Hedged, Routed, SessionEvent
+from fastchat_tui.events import Finished, Hedged, Routed
 from fastchat_tui.pricing import cost
 from fastchat_tui.race import race
 from fastchat_tui.router import Router, hedge_routes, hedge_text
 from fastchat_tui.routing import Decision, Request, Route, RouterSettings
-from fastchat_tui.session import DefaultRouter, Router as RouterLike, Session
+from fastchat_tui.session import DefaultRouter
 from fastchat_tui.sources.base import ErrorKind, TextDelta
-from fastchat_tui.store import Store, StoreLedger
+from fastchat_tui.store import Store
 from fastchat_tui.turn import SendOptions
+from tests.helpers import session_events, session_for, source
 from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import OpenAIServer, Script, synthetic_tokens
 
@@ -32,24 +33,8 @@ COMPLETION = "def total(items):\n    return sum(item.price for item in"
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
 
 
-def source(name: str, url: str, *tags: str, **extra: Any) -> SourceConfig:
-    return SourceConfig(name, "openai", url, f"{name}-model", tags=list(tags), timeout_s=5, **extra)
-
-
 def config_of(*specs: SourceConfig, hedge: bool = True) -> Config:
     return Config(sources={s.name: s for s in specs}, router=RouterSettings(hedge=hedge))
-
-
-def session_for(config: Config, *, store: Store | None = None, router: RouterLike | None = None) -> Session:
-    ledger = StoreLedger(store) if store is not None else None
-    return Session(config, key_lookup=lambda spec: "test-key",
-                   router=router or Router.from_config(config, ledger=ledger),
-                   recorder=store.recorder(config) if store is not None else None)
-
-
-async def collect(session: Session, prompt: str, options: SendOptions | None = None) -> list[SessionEvent]:
-    async with aclosing(session.stream(prompt, options)) as events:
-        return [event async for event in events]
 
 
 def text_of(events: Sequence[Any]) -> str:
@@ -108,8 +93,9 @@ def test_hedge_is_off_by_default_and_read_from_the_router_table(tmp_path: Path) 
 async def test_off_by_default_a_completion_goes_to_one_source(spawn_server) -> None:
     local, fast = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
     local.push(Script(tokens=["items)"]))
-    session = session_for(config_of(source("local", local.url, "local"), source("fast", fast.url, "fast"), hedge=False))
-    events = await collect(session, COMPLETION)
+    session = session_for(config=config_of(source("local", local.url, "local"), source("fast", fast.url, "fast"), hedge=False),
+                          routed=True)
+    events = await session_events(session, COMPLETION)
     assert not any(type(e) is Hedged for e in events) and events[-1].turn.status == "complete"  # type: ignore[union-attr]
     assert len(local.stream_requests()) == 1 and fast.stream_requests() == []
     await session.aclose()
@@ -122,8 +108,8 @@ async def test_a_hedge_keeps_the_first_to_start_and_closes_the_losers_connection
     quick.push(Script(tokens=tokens, ttft_s=0.2, rate_tps=2000))  # starts well after the other has its request
     config = config_of(source("slow", slow.url, "local"), source("quick", quick.url, "fast"))
     with Store.open(tmp_path / "history.db") as store:
-        session = session_for(config, store=store)
-        events = await collect(session, COMPLETION)
+        session = session_for(config=config, store=store, routed=True)
+        events = await session_events(session, COMPLETION)
 
         hedged, routed = events[0], events[1]
         assert isinstance(hedged, Hedged) and hedged.sources == ("slow", "quick") and hedged.winner == "quick"
@@ -151,15 +137,17 @@ async def test_a_hedge_keeps_the_first_to_start_and_closes_the_losers_connection
 async def test_a_source_that_fails_at_once_leaves_the_hedge_to_the_other(spawn_server, dead_url: str) -> None:
     quick = spawn_server(OpenAIServer)
     quick.push(Script(tokens=["ok"], ttft_s=0.2))
-    session = session_for(config_of(source("gone", dead_url + "/v1", "local"), source("quick", quick.url, "fast")))
-    events = await collect(session, COMPLETION)
+    session = session_for(config=config_of(source("gone", dead_url + "/v1", "local"), source("quick", quick.url, "fast")),
+                          routed=True)
+    events = await session_events(session, COMPLETION)
     assert isinstance(events[0], Hedged) and events[0].winner == "quick" and text_of(events) == "ok"
     await session.aclose()
 
 
 async def test_when_every_copy_fails_the_last_failure_is_the_outcome(dead_url: str) -> None:
-    session = session_for(config_of(source("a", dead_url + "/v1", "local"), source("b", dead_url + "/v1", "fast")))
-    events = await collect(session, COMPLETION)
+    session = session_for(config=config_of(source("a", dead_url + "/v1", "local"), source("b", dead_url + "/v1", "fast")),
+                          routed=True)
+    events = await session_events(session, COMPLETION)
     assert isinstance(events[0], Hedged) and events[0].winner is None and "none answered" in hedge_text(events[0])
     turn = events[-1].turn  # type: ignore[union-attr]
     assert type(events[-1]) is Finished and turn.status == "error" and turn.error.kind == ErrorKind.UNREACHABLE
@@ -187,9 +175,9 @@ async def test_a_sensitive_prompt_is_never_hedged_to_a_hosted_server(spawn_serve
     local2.push(Script(tokens=["local ", "answer"]))
     config = config_of(source("local", local.url, "local"), source("local2", local2.url, "local"),
                        source("hosted", hosted.url, "hosted"))
-    session = session_for(config, router=CompletionRouter(["hosted", "local2"]))
+    session = session_for(config=config, router=CompletionRouter(["hosted", "local2"]))
     secret = f"key = '{AWS_ID}'\ndef connect("
-    events = await collect(session, secret, SendOptions(allow_sensitive=allow_sensitive))
+    events = await session_events(session, secret, SendOptions(allow_sensitive=allow_sensitive))
     # Unhedged, the hosted source would be the second copy; the override lets the one request go, not copies.
     assert isinstance(events[0], Hedged) and events[0].sources == ("local", "local2")
     assert text_of(events) == "local answer" and hosted.stream_requests() == []
@@ -200,15 +188,15 @@ async def test_with_one_private_source_a_sensitive_prompt_is_not_hedged_at_all(s
     local, hosted = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
     local.push(Script(tokens=["local"], ttft_s=0.3))
     config = config_of(source("local", local.url, "local"), source("hosted", hosted.url, "fast"))
-    session = session_for(config, router=CompletionRouter(["hosted"]))
+    session = session_for(config=config, router=CompletionRouter(["hosted"]))
     session.messages = [{"role": "user", "content": f"my key is {AWS_ID}"}, {"role": "assistant", "content": "ok"}]
-    events = await collect(session, "def f(")  # the secret is in the earlier messages
+    events = await session_events(session, "def f(")  # the secret is in the earlier messages
     assert not any(type(e) is Hedged for e in events) and text_of(events) == "local"
     assert hosted.stream_requests() == []  # the hosted server received nothing
     # And with the real router the prompt is routed as sensitive: no hedge, local only.
-    routed = session_for(config)
+    routed = session_for(config=config, routed=True)
     local.push(Script(tokens=["again"]))
-    events = await collect(routed, f"def login():\n    key = '{AWS_ID}'\n    return connect(key,")
+    events = await session_events(routed, f"def login():\n    key = '{AWS_ID}'\n    return connect(key,")
     assert not any(type(e) is Hedged for e in events) and text_of(events) == "again" and hosted.stream_requests() == []
     await session.aclose()
     await routed.aclose()
@@ -223,8 +211,8 @@ async def test_the_budget_counts_what_the_hedges_loser_spent(spawn_server, tmp_p
     loser = source("slow", slow.url, "local", price_in=2.0, price_out=8.0, monthly_budget=1e-9)
     config = config_of(loser, source("quick", quick.url, "fast"))
     with Store.open(tmp_path / "history.db") as store:
-        session = session_for(config, store=store)
-        await collect(session, COMPLETION)
+        session = session_for(config=config, store=store, routed=True)
+        await session_events(session, COMPLETION)
         sent = context.messages_tokens([{"role": "user", "content": COMPLETION}])  # no usage came: the estimate
         assert store.spend("slow") == pytest.approx(cost(loser, sent, 0))
         router = session.router
@@ -242,7 +230,7 @@ async def test_a_raced_loser_that_streamed_is_priced_on_the_chunks_it_streamed(s
     priced = source("slow", slow.url, "hosted", price_in=1.0, price_out=4.0)
     config = config_of(source("fast", fast.url, "hosted"), priced, hedge=False)
     with Store.open(tmp_path / "history.db") as store:
-        session = session_for(config, store=store)
+        session = session_for(config=config, store=store, routed=True)
         the_race = race(session, "hello", ["fast", "slow"], mode="race")
         async with aclosing(the_race):
             async for _ in the_race:

@@ -8,15 +8,13 @@ rows are written straight into a real history file, and the real command runs in
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fastchat_tui.store import Store
+from tests.helpers import child_env, fastchat
 
 TITLE = "\x1b]0;pwned title\x07"
 CLEAR = "\x1b[2J"
@@ -44,14 +42,13 @@ def chat(tmp_path: Path) -> tuple[dict[str, str], int]:
                          " VALUES (?, ?, 'fast', ?, ?, 'cut', 'cut', ?, ?, 1, 2, 2, ?)",
                          (reply, prompt, f"model {TITLE}", f"reason {CLEAR}", f"error {NASTY}", f"thought {NASTY}",
                           alternative))
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env["FASTCHAT_DATA_DIR"] = str(data)
     assert chat_id is not None
-    return env, chat_id
+    return child_env(data=data), chat_id
 
 
-def fastchat(env: dict[str, str], *args: str) -> tuple[str, str]:
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, timeout=60)
+def clean_run(env: dict[str, str], *args: str) -> tuple[str, str]:
+    """``fastchat ARGS``'s stdout and stderr, checked to hold no control character from the history."""
+    done = fastchat(env, *args, text=False)
     out, err = done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
     assert done.returncode == 0 and "Traceback" not in err, err
     for text in (out, err):
@@ -61,28 +58,28 @@ def fastchat(env: dict[str, str], *args: str) -> tuple[str, str]:
 
 def test_list_show_search_and_export_write_no_escape_sequence(chat: tuple[dict[str, str], int]) -> None:
     env, chat_id = chat
-    listed, _ = fastchat(env, "history")
+    listed, _ = clean_run(env, "history")
     assert "title before middle after end" in listed
 
-    shown, _ = fastchat(env, "history", "show", str(chat_id))
+    shown, _ = clean_run(env, "history", "show", str(chat_id))
     assert "prompt before middle after end" in shown and "answer before middle after end" in shown
     assert "thought before middle after end" in shown and "error before middle after end" in shown
     assert "### Alternative 1 (fast)" in shown
     assert "route: reason " in shown and "model " in shown
-    exported, _ = fastchat(env, "history", "export", str(chat_id), "-o", "-")
+    exported, _ = clean_run(env, "history", "export", str(chat_id), "-o", "-")
     assert exported == shown
 
-    found, _ = fastchat(env, "history", "search", "middle")
+    found, _ = clean_run(env, "history", "search", "middle")
     assert "**middle**" in found and "title before middle after end" in found
 
     # JSON keeps the text as saved, every control character escaped: the data is whole, the terminal safe.
-    shown_json = json.loads(fastchat(env, "history", "show", str(chat_id), "--json")[0])
+    shown_json = json.loads(clean_run(env, "history", "show", str(chat_id), "--json")[0])
     assert shown_json["messages"][1]["content"] == f"answer {NASTY}" and shown_json["title"] == f"title {NASTY}"
-    assert json.loads(fastchat(env, "history", "--json")[0])[0]["title"] == f"title {NASTY}"
-    assert json.loads(fastchat(env, "history", "search", "middle", "--json")[0])[0]["chat_title"] == f"title {NASTY}"
+    assert json.loads(clean_run(env, "history", "--json")[0])[0]["title"] == f"title {NASTY}"
+    assert json.loads(clean_run(env, "history", "search", "middle", "--json")[0])[0]["chat_title"] == f"title {NASTY}"
 
 
 def test_deleting_a_chat_names_it_cleanly(chat: tuple[dict[str, str], int]) -> None:
     env, chat_id = chat
-    _, said = fastchat(env, "history", "delete", str(chat_id))
+    _, said = clean_run(env, "history", "delete", str(chat_id))
     assert "title before middle after end" in said

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 from fastchat_tui.cli import main
 from fastchat_tui.config import Config
 from fastchat_tui.store import Store
+from tests.helpers import child_env, fastchat
 from tests.test_store import PricedSource, record, stored_turn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -178,8 +177,6 @@ def test_a_damaged_file_is_reported_once_and_replaced(data_dir: Path, capsys: py
 
 
 def test_commands_run_as_a_process(chats: list[int], data_dir: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "fastchat_tui", "history", "--json"], capture_output=True, text=True,
-                            timeout=60, env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")},
-                            stdin=subprocess.DEVNULL)
+    result = fastchat(child_env(PYTHONPATH=str(ROOT / "src")), "history", "--json")
     assert result.returncode == 0, result.stderr
     assert [c["id"] for c in json.loads(result.stdout)] == [chats[1], chats[0]]

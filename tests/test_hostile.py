@@ -9,10 +9,7 @@ error that names the limit, keeping what arrived.
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import pytest
 
 from fastchat_tui.config import ConfigError, SourceConfig, load
 from fastchat_tui.sources import ErrorKind, ReasoningDelta, Source, SourceError, TextDelta, make_source
+from tests.helpers import child_env, fastchat
 from tests.hostile import (
     CONTENT_TYPES,
     HostileServer,
@@ -128,12 +126,6 @@ async def test_a_servers_error_message_is_cleaned_too(kind, spawn_server):
     error.message.encode("utf-8")
 
 
-def fastchat(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[bytes]:
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, timeout=60)
-    assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
-    return done
-
-
 def test_ask_and_history_show_write_no_escape_and_save_the_reply(tmp_path: Path, spawn_server, kind):
     """End to end: the reply that crashed ``ask`` and the history save is printed, saved and shown clean."""
     tokens = ["Hi \ud800 ", "\x1b]0;owned\x07", "\x1b[2J", "\x1b]52;c;cm0gLXJmIH4K\x07", "there"]
@@ -142,20 +134,18 @@ def test_ask_and_history_show_write_no_escape_and_save_the_reply(tmp_path: Path,
     model = "test-model" if kind == "openai" else "test-model:latest"
     config.write_text(f'default_source = "evil"\n[sources.evil]\nkind = "{kind}"\nbase_url = "{server.url}"\n'
                       f'model = "{model}"\ntags = ["local"]\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"),
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    done = fastchat(env, "ask", "hi")
+    env = child_env(config, data=tmp_path / "data")
+    done = fastchat(env, "ask", "hi", text=False)
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     want = "Hi \ufffd there"
     assert want in done.stdout.decode("utf-8")
-    listing = fastchat(env, "history", "--json")
+    listing = fastchat(env, "history", "--json", text=False)
     assert listing.returncode == 0
-    shown = fastchat(env, "history", "show", "1")
+    shown = fastchat(env, "history", "show", "1", text=False)
     assert shown.returncode == 0 and want in shown.stdout.decode("utf-8")
     for out in (done.stdout, done.stderr, shown.stdout):
         assert b"\x1b" not in out and b"\x07" not in out
-    assert b'"streaming"' not in fastchat(env, "history", "show", "1", "--json").stdout
+    assert b'"streaming"' not in fastchat(env, "history", "show", "1", "--json", text=False).stdout
 
 
 # -- 2. absurd nesting ---------------------------------------------------------------------------

@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from fastchat_tui.commands.common import NOTE_AFTER_S
+from tests.helpers import FASTCHAT, child_env, fastchat as run_fastchat, write_config
 from tests.pty_screen import Screen
 from tests.servers import OllamaServer, Script
 from tests.test_inputs import Feeder
@@ -36,32 +37,17 @@ def server(spawn_server) -> OllamaServer:
     return spawn_server(OllamaServer, default=Script(tokens=list(REPLY)))
 
 
-def child_env(tmp_path: Path, url: str, *, limit: int | None = LIMIT) -> dict[str, str]:
-    config = tmp_path / "config.toml"
-    top = f"max_input_bytes = {limit}\n" if limit else ""
-    config.write_text(f'{top}default_source = "auto"\n\n[sources.local]\nkind = "ollama"\nbase_url = "{url}"\n'
-                      'model = "test-model:latest"\ntags = ["local"]\ncontext_tokens = 8192\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"),
-               PYTHONIOENCODING="utf-8", PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    return env
+def configured(tmp_path: Path, url: str, *, limit: int | None = LIMIT) -> dict[str, str]:
+    """The environment of a ``fastchat`` whose one source is the loopback Ollama at ``url``, reading at most
+    ``limit`` bytes of input (``None``: the default limit)."""
+    top = {"max_input_bytes": limit} if limit else {}
+    config = write_config(tmp_path, {"local": {"kind": "ollama", "base_url": url, "model": "test-model:latest",
+                                               "tags": ["local"], "context_tokens": 8192}}, default_source="auto", **top)
+    return child_env(config, data=tmp_path / "data", PYTHONIOENCODING="utf-8")
 
 
-FASTCHAT = [sys.executable, "-m", "fastchat_tui"]
-
-
-def fastchat(env: dict[str, str], *args: str | bytes, stdin: bytes | int = b"",
-             shell_redirect: str | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run the real command; ``stdin`` is bytes to pipe in or a file descriptor; ``shell_redirect`` (``<&-``,
-    ``>&-``, ``2>&-``) has a real shell close that stream before fastchat starts."""
-    argv: list[str | bytes] = [*FASTCHAT, *args]
-    if shell_redirect:
-        argv = ["sh", "-c", f'exec "$@" {shell_redirect}', "sh", *argv]
-    done = subprocess.run(argv, input=stdin if isinstance(stdin, bytes) else None,
-                          stdin=stdin if isinstance(stdin, int) else None, capture_output=True, env=env,
-                          timeout=BOUND_S)
-    assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
-    return done
+fastchat = partial(run_fastchat, text=False)
+"""Every run here reads and compares bytes."""
 
 
 def sent_prompt(server: OllamaServer) -> str:
@@ -74,7 +60,7 @@ def sent_prompt(server: OllamaServer) -> str:
 
 
 def test_stdin_that_is_not_utf8_is_sent_with_replacement_characters_and_a_note(tmp_path, server):
-    done = fastchat(child_env(tmp_path, server.url), "ask", "translate", stdin=b"caf\xe9\n")
+    done = fastchat(configured(tmp_path, server.url), "ask", "translate", stdin=b"caf\xe9\n")
     assert done.returncode == 0
     assert done.stdout == b"an answer\n"
     assert ("fastchat: warning: stdin is not valid UTF-8 (first bad byte at line 1); 1 undecodable byte sequence "
@@ -85,7 +71,7 @@ def test_stdin_that_is_not_utf8_is_sent_with_replacement_characters_and_a_note(t
 @pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
 def test_utf16_and_utf32_stdin_with_a_byte_order_mark_is_text(tmp_path, server, codec):
     bom = b"\xfe\xff" if codec == "utf-16-be" else b""
-    done = fastchat(child_env(tmp_path, server.url), "ask", "translate", stdin=bom + "héllo wörld\n".encode(codec))
+    done = fastchat(configured(tmp_path, server.url), "ask", "translate", stdin=bom + "héllo wörld\n".encode(codec))
     assert done.returncode == 0 and b"warning" not in done.stderr
     assert sent_prompt(server) == "translate\n\nhéllo wörld\n"
 
@@ -95,14 +81,14 @@ def test_utf16_and_utf32_stdin_with_a_byte_order_mark_is_text(tmp_path, server, 
     (b"\x89PNG\r\n\x1a\n" + bytes(range(1, 200)), "a PNG image"),
 ])
 def test_binary_stdin_is_refused_for_ask_and_nothing_is_sent(tmp_path, server, data, what):
-    done = fastchat(child_env(tmp_path, server.url), "ask", "what is this", stdin=data)
+    done = fastchat(configured(tmp_path, server.url), "ask", "what is this", stdin=data)
     assert done.returncode == 1
     assert done.stderr.decode().startswith(f"fastchat: stdin is {what}, not text: fastchat sends only text")
     assert done.stdout == b"" and server.stream_requests() == []
 
 
 def test_arguments_that_are_not_utf8_are_decoded_by_the_same_rule(tmp_path, server):
-    env = child_env(tmp_path, server.url)
+    env = configured(tmp_path, server.url)
     done = fastchat(env, "ask", b"caf\xe9")
     assert done.returncode == 0
     assert "fastchat: warning: the prompt is not valid UTF-8" in done.stderr.decode()
@@ -113,7 +99,7 @@ def test_arguments_that_are_not_utf8_are_decoded_by_the_same_rule(tmp_path, serv
 
 def test_review_with_a_file_name_and_a_focus_that_are_not_utf8(tmp_path, server):
     (tmp_path / os.fsdecode(b"caf\xe9.py")).write_bytes(b"x = 1\n")
-    done = fastchat(child_env(tmp_path, server.url), "review", "--focus", b"focus on \xff", str(tmp_path).encode()
+    done = fastchat(configured(tmp_path, server.url), "review", "--focus", b"focus on \xff", str(tmp_path).encode()
                     + b"/caf\xe9.py")
     assert done.returncode == 0
     prompt = sent_prompt(server)
@@ -125,7 +111,7 @@ def test_review_with_a_file_name_and_a_focus_that_are_not_utf8(tmp_path, server)
 
 
 def test_ask_and_route_with_stdin_closed(tmp_path, server):
-    env = child_env(tmp_path, server.url)
+    env = configured(tmp_path, server.url)
     done = fastchat(env, "ask", "hi", shell_redirect="<&-")
     assert (done.returncode, done.stdout) == (0, b"an answer\n")
     routed = fastchat(env, "route", "hi", shell_redirect="<&-")
@@ -135,7 +121,7 @@ def test_ask_and_route_with_stdin_closed(tmp_path, server):
 
 
 def test_ask_and_review_with_stdout_or_stderr_closed(tmp_path, server):
-    env = child_env(tmp_path, server.url)
+    env = configured(tmp_path, server.url)
     (tmp_path / "a.py").write_bytes(b"x = 1\n")
     no_stdout = fastchat(env, "ask", "hi", shell_redirect=">&-")
     assert no_stdout.returncode == 0 and b"local \xc2\xb7 test-model:latest" in no_stdout.stderr
@@ -171,7 +157,7 @@ def run_with_endless_stdin(env: dict[str, str], *args: str) -> tuple[subprocess.
 @pytest.mark.parametrize("args", [("ask", "summarise"), ("review",), ("review", "-"), ("route", "summarise"),
                                   ("route", "-f", "-", "summarise")])
 def test_endless_stdin_stops_at_the_limit(tmp_path, server, args):
-    done, feeder = run_with_endless_stdin(child_env(tmp_path, server.url), *args)
+    done, feeder = run_with_endless_stdin(configured(tmp_path, server.url), *args)
     assert done.returncode == 1
     err = done.stderr.decode()
     assert err.startswith("fastchat: stdin is larger than the input limit of 64.0 KB (65,536 bytes)"), err
@@ -183,7 +169,7 @@ def test_endless_stdin_stops_at_the_limit(tmp_path, server, args):
 def test_an_endless_fifo_named_as_a_file_stops_at_the_limit(tmp_path, server, command):
     fifo, feeder = endless_fifo(tmp_path)
     try:
-        done = fastchat(child_env(tmp_path, server.url), *command.split(), str(fifo), *(["x"] if "route" in command else []))
+        done = fastchat(configured(tmp_path, server.url), *command.split(), str(fifo), *(["x"] if "route" in command else []))
     finally:
         feeder.join(BOUND_S)
     assert done.returncode == 1
@@ -192,7 +178,7 @@ def test_an_endless_fifo_named_as_a_file_stops_at_the_limit(tmp_path, server, co
 
 
 def test_the_default_limit_is_16_mib(tmp_path, server):
-    done, _ = run_with_endless_stdin(child_env(tmp_path, server.url, limit=None), "ask", "summarise")
+    done, _ = run_with_endless_stdin(configured(tmp_path, server.url, limit=None), "ask", "summarise")
     assert done.returncode == 1 and b"input limit of 16.0 MB (16,777,216 bytes)" in done.stderr
 
 
@@ -200,7 +186,7 @@ def test_the_default_limit_is_16_mib(tmp_path, server):
                                   ("bench", "--prompt-file", "/dev/zero")])
 def test_dev_zero_is_refused_at_its_first_block(tmp_path, server, args):
     with open("/dev/zero", "rb") as zero:
-        done = fastchat(child_env(tmp_path, server.url, limit=None), *args, stdin=zero.fileno())
+        done = fastchat(configured(tmp_path, server.url, limit=None), *args, stdin=zero.fileno())
     assert done.returncode == 1
     name = "/dev/zero" if "/dev/zero" in args else "stdin"
     assert done.stderr.decode().startswith(f"fastchat: {name} is binary data (it contains NUL bytes), not text")
@@ -208,7 +194,7 @@ def test_dev_zero_is_refused_at_its_first_block(tmp_path, server, args):
 
 
 def test_review_of_dev_urandom_or_a_binary_fifo_is_refused_without_reading_to_the_end(tmp_path, server):
-    env = child_env(tmp_path, server.url, limit=None)
+    env = configured(tmp_path, server.url, limit=None)
     done = fastchat(env, "review", "/dev/urandom")
     assert done.returncode == 1 and b"/dev/urandom is binary data" in done.stderr
     fifo, feeder = endless_fifo(tmp_path, os.urandom(1 << 16) + b"\x00", endless=False)  # and it never ends
@@ -222,7 +208,7 @@ def test_review_of_dev_urandom_or_a_binary_fifo_is_refused_without_reading_to_th
 def test_max_lines_stops_reading_a_fifo_that_never_ends(tmp_path, server):
     fifo, feeder = endless_fifo(tmp_path, b"".join(b"value_%d = %d\n" % (i, i) for i in range(30)), endless=False)
     try:
-        done = fastchat(child_env(tmp_path, server.url), "review", "--max-lines", "20", str(fifo))
+        done = fastchat(configured(tmp_path, server.url), "review", "--max-lines", "20", str(fifo))
     finally:
         feeder.close()
     assert done.returncode == 0
@@ -244,7 +230,7 @@ def start_waiting(env: dict[str, str], stderr: int) -> tuple[subprocess.Popen[by
 
 
 def test_a_terminal_is_told_that_fastchat_is_still_reading_and_ctrl_d_or_ctrl_c_ends_it(tmp_path, server):
-    env = child_env(tmp_path, server.url)
+    env = configured(tmp_path, server.url)
     for ending in ("close", "interrupt"):
         master, slave = os.openpty()
         child, w = start_waiting(env, slave)
@@ -276,7 +262,7 @@ def test_a_terminal_is_told_that_fastchat_is_still_reading_and_ctrl_d_or_ctrl_c_
 
 
 def test_no_note_when_stderr_is_not_a_terminal(tmp_path, server):
-    child, w = start_waiting(child_env(tmp_path, server.url), subprocess.PIPE)
+    child, w = start_waiting(configured(tmp_path, server.url), subprocess.PIPE)
     time.sleep(NOTE_AFTER_S + 1.5)  # longer than a terminal waits for the note
     os.close(w)
     out, err = child.communicate(timeout=BOUND_S)

@@ -639,10 +639,8 @@ def test_uncaught_tracebacks_are_redacted(tmp_path):
 def test_ask_redacts_a_key_the_server_echoes_back_in_part(tmp_path, spawn_server):
     """A 401 body quoting a key's prefix reached stderr and --json: only the exact key was redacted."""
     import json as _json
-    import os as _os
-    import subprocess as _subprocess
-    import sys as _sys
 
+    from tests.helpers import child_env, fastchat
     from tests.servers import OpenAIServer, Script
 
     key = "sk-test-echo" + "0123456789abcdefXYZ"
@@ -651,12 +649,9 @@ def test_ask_redacts_a_key_the_server_echoes_back_in_part(tmp_path, spawn_server
     server.push(Script(status=401, error_body=body), Script(status=401, error_body=body))
     config = tmp_path / "config.toml"
     config.write_text(f'[sources.s]\nkind = "openai"\nbase_url = "{server.url}"\nmodel = "m"\napi_key_env = "ECHO_KEY"\n')
-    env = {k: v for k, v in _os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"), ECHO_KEY=key,
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env = child_env(config, data=tmp_path / "data", ECHO_KEY=key)
     for argv in (["ask", "hi"], ["ask", "--json", "hi"]):
-        done = _subprocess.run([_sys.executable, "-m", "fastchat_tui", *argv], capture_output=True, text=True, env=env,
-                               timeout=60, stdin=_subprocess.DEVNULL)
+        done = fastchat(env, *argv)
         assert done.returncode == 1
         assert key[:12] not in done.stdout + done.stderr, done.stdout + done.stderr
         if "--json" in argv:

@@ -19,6 +19,7 @@ import pytest
 
 from fastchat_tui.config import Config, SourceConfig, normalize_openai_url
 from fastchat_tui.session import Session
+from tests.helpers import child_env, fastchat
 from tests.keys_helpers import env_key
 from tests.llamacpp_server import MODEL_ALIAS
 
@@ -87,10 +88,7 @@ async def test_stream_usage_and_meter_from_llama_cpp(llamacpp_url: str, no_proxy
 def test_ask_json_against_llama_cpp(llamacpp_url: str, tmp_path: Path):
     config = tmp_path / "config.toml"
     config.write_text(f'[sources.llama]\nkind = "openai"\nbase_url = "{llamacpp_url}"\nmodel = "{MODEL_ALIAS}"\n')
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env["FASTCHAT_CONFIG"] = str(config)
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", "ask", "--json", "--max-tokens", str(MAX_TOKENS),
-                           "Write a haiku"], capture_output=True, text=True, env=env, timeout=120)
+    done = fastchat(child_env(config), "ask", "--json", "--max-tokens", str(MAX_TOKENS), "Write a haiku", timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["status"] == ("truncated" if result["finish_reason"] == "length" else "complete")

@@ -10,8 +10,7 @@ says which model, why it is not the configured one, and how far a slow start has
 from __future__ import annotations
 
 import os
-import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,14 @@ from fastchat_tui.progress import preparing_text
 from fastchat_tui.session import Session
 from fastchat_tui.sources.openai_compat import OpenAISource
 from fastchat_tui.ui.app import FastchatApp
+from fastchat_tui.ui.screens.compare_picker import ComparePicker
 from fastchat_tui.ui.screens.source_picker import SourcePicker
+from tests import helpers
+from tests.helpers import until
 from tests.keys_helpers import env_key
-from tests.replay import Case, ReplayServer
+from tests.replay import ReplayServer, prompt_progress_case
 from tests.servers import ModelCard, OllamaServer, OpenAIServer, Script
-from tests.test_app import until, visible_text
+from tests.test_app import visible_text
 
 SIZE = (110, 36)
 LLAMA = ModelCard("llama3.2:latest", size=2_019_393_189, family="llama", context_length=131_072)
@@ -36,13 +38,8 @@ QWEN = ModelCard("qwen2.5:7b", size=4_683_087_332, family="qwen2", context_lengt
 
 def write_config(tmp_path: Path, sources: dict[str, dict[str, str]], default: str = "auto",
                  theme: str = "fastchat-dark") -> Config:
-    lines = [f'default_source = "{default}"', f'theme = "{theme}"']
-    for name, keys in sources.items():
-        lines.append(f"[sources.{name}]")
-        lines += [f'{key} = "{value}"' for key, value in keys.items()]
-    path = tmp_path / "config.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return load(path)
+    """The config with these ``[sources.NAME]`` tables, written and loaded as the app loads it."""
+    return load(helpers.write_config(tmp_path, sources, default_source=default, theme=theme))
 
 
 def rows(app: FastchatApp) -> list[str]:
@@ -68,15 +65,6 @@ async def open_picker(pilot, app: FastchatApp, *, settled: bool = True) -> None:
     await until(pilot, lambda: isinstance(app.screen, SourcePicker) and app.screen.is_mounted)
     if settled:
         await until(pilot, lambda: not app.screen.asking)
-
-
-@pytest.fixture
-def silent_port() -> Iterator[int]:
-    """A port that accepts connections and never answers (a hung daemon)."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(8)
-        yield listener.getsockname()[1]
 
 
 @pytest.fixture
@@ -348,13 +336,6 @@ def test_the_wait_before_the_first_token_is_worded_by_stage():
     assert preparing_text("prompt", 5.0) == "reading prompt… 5 s"  # a server that does not count it
 
 
-def _progress_chunk(processed: int, total: int) -> str:
-    """A chunk as llama.cpp's server sends it while it reads the prompt (``return_progress``)."""
-    return ('data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],'
-            f'"object":"chat.completion.chunk","prompt_progress":{{"total":{total},"cache":0,'
-            f'"processed":{processed},"time_ms":{processed}}}}}')
-
-
 class LlamaWireSession(Session):
     """A session whose sources ask for llama.cpp's prompt progress, as the embedded source asks its server."""
 
@@ -383,12 +364,7 @@ def record_meter(app: FastchatApp) -> list[str]:
 
 async def test_prompt_progress_shows_in_the_status_bar_until_the_first_token(tmp_path, no_proxy_env):
     steps = (0, 1200, 2400, 4000)
-    lines = [line for n in steps for line in (_progress_chunk(n, 4000), "")]
-    lines += ['data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}', "",
-              'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"completion_tokens":1,'
-              '"prompt_tokens":4000,"total_tokens":4001},"timings":{"predicted_per_second":42.5}}', "", "data: [DONE]", ""]
-    case = Case(name="llama-progress", protocol="openai", http_status=200, headers={"Content-Type": "text/event-stream"},
-                line_ending="\n", final_newline=True, pace_ms=20, body_lines=lines)
+    case = prompt_progress_case(steps, 4000, pace_ms=20, final='"timings":{"predicted_per_second":42.5}')
     with ReplayServer(case) as server:
         config = Config(sources={"tiny": SourceConfig("tiny", "openai", server.url, "m", tags=["local", "private"])},
                         default_source="tiny")
@@ -438,3 +414,20 @@ def test_picker_snapshot(theme: str, tmp_path: Path, snap_compare, servers, dead
         await pilot.pause()
 
     assert snap_compare(app, run_before=pick, terminal_size=SIZE)
+
+
+def test_compare_picker_snapshot(tmp_path: Path, snap_compare, servers, dead_url: str):
+    """F4's picker over the same three sources, with two rows marked: the numbers are the columns they fill."""
+    ollama, hosted = servers
+    app = FastchatApp(three_sources(tmp_path, ollama, hosted, dead_url))
+
+    async def mark_two(pilot) -> None:
+        await until(pilot, lambda: len(app.probes) == 3)
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, ComparePicker) and app.screen.is_mounted)
+        await until(pilot, lambda: not app.screen.asking)
+        await pilot.press("down", "tab", "down", "down", "tab")
+        app.prompt_input.cursor_blink = False  # its cursor shows under the picker, in no phase of a blink
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=mark_two, terminal_size=SIZE)

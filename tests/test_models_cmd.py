@@ -8,41 +8,19 @@ whose model lists differ from the config; the Ollama one 404s unknown models as 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fastchat_tui.presets import PRESETS
+from tests.helpers import child_env, fastchat
 from tests.servers import ModelCard, OllamaServer, OpenAIServer, Script
 
-BOUND_S = 60.0
 DEFAULT = PRESETS["ollama"].model
 LLAMA = ModelCard("llama3.2:latest", size=2_019_393_189, family="llama", context_length=131072,
                   capabilities=("completion", "tools"))
 CODER = ModelCard("qwen2.5-coder:1.5b", size=986_062_089, family="qwen2", quantization_level="Q8_0",
                   context_length=32768)
-
-
-def child_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """No config file, no keys, no proxies: what a new user has."""
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    for name in ("FASTCHAT_CONFIG", "OLLAMA_HOST", "OPENAI_BASE_URL", "CEREBRAS_API_KEY", "GROQ_API_KEY",
-                 "OPENAI_API_KEY", "OPENROUTER_API_KEY"):
-        env.pop(name, None)
-    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
-               FASTCHAT_DATA_DIR=str(tmp_path / "data" / "fastchat"),
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", **extra)
-    return env
-
-
-def fastchat(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, text=True,
-                          timeout=BOUND_S, stdin=subprocess.DEVNULL)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
 
 
 @pytest.fixture
@@ -58,7 +36,7 @@ def two_servers(tmp_path: Path, spawn_server, dead_url) -> tuple[OllamaServer, O
         'api_key_env = "FASTCHAT_TEST_KEY"\n'
         f'[sources.gone]\nkind = "ollama"\nbase_url = "{dead_url}"\nmodel = "x"\n',
         encoding="utf-8")
-    return local, hosted, child_env(tmp_path, FASTCHAT_CONFIG=str(config), FASTCHAT_TEST_KEY="sk-test")
+    return local, hosted, child_env(config, FASTCHAT_TEST_KEY="sk-test")
 
 
 def test_models_prints_each_source_then_its_models(two_servers):
@@ -115,7 +93,7 @@ def zero_config(tmp_path: Path, spawn_server) -> tuple[OllamaServer, dict[str, s
     """No config file; Ollama (found through OLLAMA_HOST) has only llama3.2:latest, not the preset's model."""
     server = spawn_server(OllamaServer, models=[LLAMA], reject_unknown_models=True,
                           default=Script(tokens=["Hi", " there", "!"]))
-    return server, child_env(tmp_path, OLLAMA_HOST=f"127.0.0.1:{server.port}")
+    return server, child_env(OLLAMA_HOST=f"127.0.0.1:{server.port}")  # no config file, no keys: a new user's
 
 
 def test_zero_config_ask_answers_with_an_installed_model_and_says_so(zero_config):

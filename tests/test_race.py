@@ -15,27 +15,19 @@ from typing import Any
 
 import pytest
 
-from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.config import Config
 from fastchat_tui.events import Attempt, Finished, Routed
 from fastchat_tui.meter import Meter
 from fastchat_tui.race import METRICS, ColumnEvent, Contender, Race, race, rank
 from fastchat_tui.routing import Route
-from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
+from tests.helpers import session_for, source
 from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import OpenAIServer, RecordedRequest, Script, ServerProcess, synthetic_tokens
 
 RUNS = 3
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
-
-
-def source(name: str, url: str, *tags: str, **extra: Any) -> SourceConfig:
-    return SourceConfig(name, "openai", url, f"{name}-model", tags=list(tags or ("hosted",)), timeout_s=5, **extra)
-
-
-def session_for(*specs: SourceConfig) -> Session:
-    return Session(Config(sources={s.name: s for s in specs}), key_lookup=lambda spec: "test-key")
 
 
 async def run(the_race: Race, until: Callable[[ColumnEvent], bool] | None = None) -> dict[int, list[Any]]:

@@ -6,10 +6,8 @@ Real loopback servers, real SQLite files, and ``fastchat history`` in a subproce
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import aclosing
 from pathlib import Path
@@ -17,30 +15,19 @@ from typing import Any
 
 import pytest
 
-from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.race import Race, race
 from fastchat_tui.router import Router
 from fastchat_tui.routing import MemoryLedger
-from fastchat_tui.session import Session
 from fastchat_tui.store import Store, StoreLedger
 from fastchat_tui.store.db import default_path
+from tests.helpers import child_env, fastchat, session_for, source
 from tests.servers import OpenAIServer, Script, synthetic_tokens
-
-
-def source(name: str, url: str, **extra: Any) -> SourceConfig:
-    return SourceConfig(name, "openai", url, f"{name}-model", tags=["hosted"], timeout_s=5, **extra)
 
 
 @pytest.fixture
 def store() -> Iterator[Store]:
     with Store.open(default_path()) as opened:  # FASTCHAT_DATA_DIR is the test's own (conftest)
         yield opened
-
-
-def session_on(store: Store, *specs: SourceConfig, router: Any = None) -> Session:
-    config = Config(sources={s.name: s for s in specs})
-    extra = {"router": router} if router is not None else {}
-    return Session(config, key_lookup=lambda spec: "test-key", recorder=store.recorder(config), **extra)
 
 
 async def run(the_race: Race) -> None:
@@ -54,10 +41,9 @@ def rows(path: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
         return conn.execute(sql, params).fetchall()
 
 
-def fastchat(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, text=True,
-                          timeout=60)
+def fastchat_history(*args: str) -> subprocess.CompletedProcess[str]:
+    """``fastchat history ARGS`` on the test's own history (conftest), which must succeed."""
+    done = fastchat(child_env(), "history", *args)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     return done
 
@@ -72,7 +58,7 @@ def two(spawn_server) -> tuple[OpenAIServer, OpenAIServer]:
 
 async def test_every_column_is_saved_with_its_meter_as_an_alternative_of_one_prompt(store: Store, two) -> None:
     fast, slow = two
-    session = session_on(store, source("fast", fast.url), source("slow", slow.url))
+    session = session_for(source("fast", fast.url), source("slow", slow.url), store=store)
     the_race = race(session, "which is faster?", ["fast", "slow"])
     await run(the_race)
     chat = session.recorder.chat_id  # type: ignore[union-attr]
@@ -114,37 +100,37 @@ async def test_every_column_is_saved_with_its_meter_as_an_alternative_of_one_pro
 
 async def test_history_show_prints_the_alternatives_under_the_kept_reply(store: Store, two, tmp_path: Path) -> None:
     fast, slow = two
-    session = session_on(store, source("fast", fast.url), source("slow", slow.url))
+    session = session_for(source("fast", fast.url), source("slow", slow.url), store=store)
     the_race = race(session, "which is faster?", ["fast", "slow"])
     await run(the_race)
     the_race.keep(1)
     chat = str(session.recorder.chat_id)  # type: ignore[union-attr]
     await session.aclose()
 
-    shown = fastchat("history", "show", chat).stdout
+    shown = fastchat_history("show", chat).stdout
     kept = shown.index("## Assistant\n\nslow answer here\n")
     alternative = shown.index("### Alternative 1 (fast)\n\nfast answer\n")
     assert shown.index("## You\n\nwhich is faster?\n") < kept < alternative
     assert shown.count("## Assistant") == 1 and "> slow · slow-model ·" in shown[kept:alternative]
     assert "> fast · fast-model ·" in shown[alternative:] and "TTFT" in shown[alternative:]
 
-    as_json = json.loads(fastchat("history", "show", chat, "--json").stdout)
+    as_json = json.loads(fastchat_history("show", chat, "--json").stdout)
     assert [(m["role"], m["content"]) for m in as_json["messages"]] == [
         ("user", "which is faster?"), ("assistant", "slow answer here"), ("assistant", "fast answer")]
     assert [m["reply"]["alternative"] for m in as_json["messages"][1:]] == [False, True]
     assert as_json["messages"][2]["reply"]["ttft_s"] is not None
 
     exported = tmp_path / "chat.md"
-    fastchat("history", "export", chat, "-o", str(exported))
+    fastchat_history("export", chat, "-o", str(exported))
     assert "### Alternative 1 (fast)\n\nfast answer\n" in exported.read_text(encoding="utf-8")
     exported_json = tmp_path / "chat.json"
-    fastchat("history", "export", chat, "-o", str(exported_json))
+    fastchat_history("export", chat, "-o", str(exported_json))
     assert len(json.loads(exported_json.read_text(encoding="utf-8"))["messages"]) == 3
 
 
 async def test_a_race_with_no_reply_kept_says_so_and_sends_none_back(store: Store, two) -> None:
     fast, slow = two
-    session = session_on(store, source("fast", fast.url), source("slow", slow.url))
+    session = session_for(source("fast", fast.url), source("slow", slow.url), store=store)
     await run(race(session, "which is faster?", ["fast", "slow"]))
     chat = session.recorder.chat_id  # type: ignore[union-attr]
     assert chat is not None and store.context(chat) == []
@@ -157,7 +143,7 @@ async def test_a_race_with_no_reply_kept_says_so_and_sends_none_back(store: Stor
 async def test_the_kept_reply_alone_is_the_context_when_the_chat_is_resumed(store: Store, two) -> None:
     fast, slow = two
     slow.push(Script(tokens=["and ", "then"]))
-    session = session_on(store, source("fast", fast.url), source("slow", slow.url))
+    session = session_for(source("fast", fast.url), source("slow", slow.url), store=store)
     the_race = race(session, "which is faster?", ["fast", "slow"])
     await run(the_race)
     the_race.keep(0)
@@ -166,7 +152,7 @@ async def test_the_kept_reply_alone_is_the_context_when_the_chat_is_resumed(stor
     assert chat is not None
     await session.aclose()
 
-    resumed = session_on(store, source("fast", fast.url), source("slow", slow.url))
+    resumed = session_for(source("fast", fast.url), source("slow", slow.url), store=store)
     resumed.resume(chat)
     assert resumed.messages == [{"role": "user", "content": "which is faster?"},
                                 {"role": "assistant", "content": "slow answer here"}]
@@ -182,7 +168,7 @@ async def test_race_results_feed_the_routers_learned_latency(store: Store, two) 
     fast, slow = two
     specs = (source("fast", fast.url), source("slow", slow.url))
     router = Router({s.name: s for s in specs}, ledger=MemoryLedger())
-    in_memory = session_on(store, *specs, router=router)
+    in_memory = session_for(*specs, router=router, store=store)
     the_race = race(in_memory, "which is faster?", ["fast", "slow"])
     await run(the_race)
     assert isinstance(router.ledger, MemoryLedger)
@@ -205,7 +191,7 @@ async def test_every_column_of_a_long_race_joins_the_one_prompt(store: Store, sp
     for index, server in enumerate(servers):
         server.push(Script(tokens=synthetic_tokens(50), rate_tps=2000, cut_after=10 if index == 2 else None))
     names = ["a", "b", "c", "d"]
-    session = session_on(store, *(source(name, server.url) for name, server in zip(names, servers)))
+    session = session_for(*(source(name, server.url) for name, server in zip(names, servers)), store=store)
     the_race = race(session, "four at once", names)
     await run(the_race)
     chat = session.recorder.chat_id  # type: ignore[union-attr]

@@ -29,6 +29,7 @@ from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, ReasoningDelta, TextDelta, Usage
 from fastchat_tui.store import Store
 from fastchat_tui.turn import SendOptions, Turn
+from tests.helpers import child_env, fastchat, session_events, session_for, write_config
 from tests.servers import OllamaServer, Script, ServerProcess, synthetic_tokens
 
 MODEL = "test-model:latest"
@@ -40,8 +41,9 @@ def local(url: str) -> SourceConfig:
     return SourceConfig("local", "ollama", url, MODEL, tags=["local"], timeout_s=10)
 
 
-def session_for(url: str, recorder: Any = None) -> Session:
-    return Session(Config(sources={"local": local(url)}, default_source="local"), recorder=recorder)
+def only_local(url: str) -> Config:
+    """A config whose one source, the default, is the loopback Ollama at ``url``."""
+    return Config(sources={"local": local(url)}, default_source="local")
 
 
 def thinking_script(**kw: Any) -> Script:
@@ -49,18 +51,13 @@ def thinking_script(**kw: Any) -> Script:
     return Script(reasoning=kw.pop("thinking", THINKING), tokens=kw.pop("tokens", ANSWER), **kw)
 
 
-async def collect(session: Session, prompt: str, options: SendOptions | None = None) -> list[Any]:
-    async with aclosing(session.stream(prompt, options)) as events:
-        return [event async for event in events]
-
-
 # -- the session ---------------------------------------------------------------------------------
 
 
 async def test_reasoning_streams_as_its_own_events_and_never_joins_the_answer(ollama_server: OllamaServer) -> None:
     ollama_server.push(thinking_script())
-    session = session_for(ollama_server.url)
-    events = await collect(session, "hi")
+    session = session_for(config=only_local(ollama_server.url), key=None)
+    events = await session_events(session, "hi")
     kinds = [type(e) for e in events]
     assert kinds[:2] == [Routed, Attempt] and kinds[-1] is Finished
     reasoning = [i for i, k in enumerate(kinds) if k is ReasoningDelta]
@@ -80,7 +77,7 @@ async def test_reasoning_streams_as_its_own_events_and_never_joins_the_answer(ol
 
 async def test_reasoning_is_never_sent_back_as_context(ollama_server: OllamaServer, tmp_path: Path) -> None:
     ollama_server.push(thinking_script(), thinking_script(tokens=["Again", "."]), Script(tokens=["ok"]))
-    config = Config(sources={"local": local(ollama_server.url)}, default_source="local")
+    config = only_local(ollama_server.url)
     with Store.open(tmp_path / "history.db") as store:
         session = Session(config, recorder=store.recorder(config))
         await session.send("first")
@@ -118,7 +115,7 @@ async def test_reasoning_is_saved_while_it_streams_and_a_break_after_it_is_a_cut
         content, reasoning, status = seen[0]
         assert (content, status) == ("", "streaming") and reasoning.startswith("Let me think")
         route = Route("local", "test", "chat", ["backup"])
-        turn = (await collect(session, "again", SendOptions(route=route)))[-1].turn
+        turn = (await session_events(session, "again", SendOptions(route=route)))[-1].turn
         await session.aclose()
         assert turn.status == "cut" and turn.reasoning == "Let me think more" and turn.text == ""
         assert turn.error is not None and backup.stream_requests() == []
@@ -132,7 +129,7 @@ async def test_a_thinking_only_reply_cut_at_num_predict_is_truncated(ollama_serv
     """Before: ``{"status": "complete", "text": ""}`` for a Qwen3 that spent all of ``num_predict`` thinking."""
     thoughts = synthetic_tokens(32)
     ollama_server.push(thinking_script(thinking=thoughts, tokens=[], finish_reason="length"))
-    config = Config(sources={"local": local(ollama_server.url)}, default_source="local")
+    config = only_local(ollama_server.url)
     with Store.open(tmp_path / "history.db") as store:
         session = Session(config, recorder=store.recorder(config))
         turn = await session.send("think hard", max_tokens=32)
@@ -150,7 +147,7 @@ async def test_a_thinking_only_reply_cut_at_num_predict_is_truncated(ollama_serv
 
 async def test_an_answer_cut_at_the_limit_says_so(ollama_server: OllamaServer) -> None:
     ollama_server.push(Script(tokens=synthetic_tokens(16), finish_reason="length"))
-    session = session_for(ollama_server.url)
+    session = session_for(config=only_local(ollama_server.url), key=None)
     turn = await session.send("write a lot", max_tokens=16)
     await session.aclose()
     assert (turn.status, turn.end_note) == ("truncated", "cut at the token limit (16 tokens)")
@@ -159,7 +156,7 @@ async def test_an_answer_cut_at_the_limit_says_so(ollama_server: OllamaServer) -
 
 async def test_done_reason_load_is_an_empty_reply_that_says_why(ollama_server: OllamaServer) -> None:
     ollama_server.push(Script(tokens=[], finish_reason="load", completion_tokens=0))
-    session = session_for(ollama_server.url)
+    session = session_for(config=only_local(ollama_server.url), key=None)
     turn = await session.send("")
     await session.aclose()
     assert (turn.status, turn.text, turn.error) == ("empty", "", None)
@@ -169,7 +166,7 @@ async def test_done_reason_load_is_an_empty_reply_that_says_why(ollama_server: O
 async def test_a_truncated_or_empty_reply_is_a_successful_attempt_for_the_router(ollama_server: OllamaServer) -> None:
     ollama_server.push(thinking_script(tokens=[], finish_reason="length"), thinking_script(tokens=[], finish_reason="length"),
                        thinking_script(tokens=[], finish_reason="length"), Script(tokens=[]))
-    config = Config(sources={"local": local(ollama_server.url)}, default_source="local")
+    config = only_local(ollama_server.url)
     ledger = MemoryLedger()
     router = Router.from_config(config, ledger=ledger)
     session = Session(config, router=router)
@@ -234,7 +231,7 @@ async def test_thinking_then_answer_is_metered_against_the_servers_send_times(no
     thinking, answer = synthetic_tokens(300), synthetic_tokens(100)
     server = ServerProcess("ollama", reasoning=thinking, tokens=answer, rate_tps=1000, ttft_s=0.08).start()
     try:
-        session = session_for(server.url)
+        session = session_for(config=only_local(server.url), key=None)
         await session.source("local").probe()  # warm the connection, as the app does at start
         turns = [await session.send("go", remember=False) for _ in range(3)]
         await session.aclose()
@@ -260,7 +257,7 @@ async def test_thinking_then_answer_is_metered_against_the_servers_send_times(no
 
 async def test_history_keeps_reasoning_apart_and_shows_it_folded(ollama_server: OllamaServer, tmp_path: Path) -> None:
     ollama_server.push(thinking_script())
-    config = Config(sources={"local": local(ollama_server.url)}, default_source="local")
+    config = only_local(ollama_server.url)
     with Store.open(tmp_path / "history.db") as store:
         session = Session(config, recorder=store.recorder(config))
         await session.send("hi")
@@ -398,17 +395,9 @@ def output_lines(case: Any) -> list[int]:
 
 
 def ask_replay(tmp_path: Path, url: str, kind: str) -> tuple[int, dict[str, Any], str]:
-    import subprocess
-    import sys
-
-    config = tmp_path / "config.toml"
-    config.write_text(f'[sources.replay]\nkind = "{kind}"\nbase_url = "{url}"\nmodel = "replayed-model"\n'
-                      'api_key_env = "REPLAY_KEY"\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"), REPLAY_KEY="sk-replay",
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", "ask", "--json", "Hello"], capture_output=True,
-                          text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    config = write_config(tmp_path, {"replay": {"kind": kind, "base_url": url, "model": "replayed-model",
+                                                "api_key_env": "REPLAY_KEY"}})
+    done = fastchat(child_env(config, data=tmp_path / "data", REPLAY_KEY="sk-replay"), "ask", "--json", "Hello")
     return done.returncode, json.loads(done.stdout), done.stderr
 
 

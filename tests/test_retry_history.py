@@ -20,13 +20,13 @@ from textual.pilot import Pilot
 from fastchat_tui.store import Store, StoredMessage
 from fastchat_tui.store.db import default_path
 from fastchat_tui.ui.app import FastchatApp
+from tests.helpers import session_events, session_for, source, until
 from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import OpenAIServer, Script, synthetic_tokens
-from tests.test_app import until
 from tests.test_compare_mode import settled, test_key, transcript, write_config  # noqa: F401 (test_key: autouse)
 from tests.test_compare_retry import compare, retried, send, sent
-from tests.test_hedge import COMPLETION, collect, config_of, session_for, source
-from tests.test_race_history import fastchat
+from tests.test_hedge import COMPLETION, config_of
+from tests.test_race_history import fastchat_history
 
 PROMPT = "name a prime"
 SIZE = (160, 40)
@@ -91,7 +91,7 @@ async def test_a_comparison_sent_again_keeps_one_reply_of_its_prompt(tmp_path: P
     assert [(m.role, m.content) for m in conversation] == [("user", PROMPT), ("assistant", "Now whole.")]
     assert context == [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": "Now whole."}]
 
-    shown = fastchat("history", "show", str(chat)).stdout
+    shown = fastchat_history("show", str(chat)).stdout
     assert shown.count(f"## You\n\n{PROMPT}\n") == 1 and shown.count("## Assistant") == 1
     kept = shown.index("## Assistant\n\nNow whole.\n")
     alternatives = shown[kept:]
@@ -158,7 +158,7 @@ async def test_a_single_reply_retried_with_ctrl_r_is_an_alternative_of_the_same_
     assert [(m.role, m.content) for m in conversation] == [("user", PROMPT), ("assistant", "whole answer")]
     assert context == app.session.messages
 
-    shown = fastchat("history", "show", str(chat)).stdout
+    shown = fastchat_history("show", str(chat)).stdout
     assert shown.count(f"## You\n\n{PROMPT}\n") == 1 and shown.count("## Assistant") == 1
     assert shown.index("## Assistant\n\nwhole answer\n") < shown.index("### Alternative 1 (fast)\n\npartial text\n")
 
@@ -205,8 +205,8 @@ async def test_a_hedged_reply_retried_joins_the_prompt_its_copies_answered(spawn
     quick.push(Script(tokens=synthetic_tokens(40), ttft_s=0.2, cut_after=5), Script(tokens=["whole ", "answer"]))
     config = config_of(source("slow", slow.url, "local"), source("quick", quick.url, "fast"))
     with Store.open(tmp_path / "history.db") as store:
-        session = session_for(config, store=store)
-        winner = (await collect(session, COMPLETION))[-1].turn  # type: ignore[union-attr]
+        session = session_for(config=config, store=store, routed=True)
+        winner = (await session_events(session, COMPLETION))[-1].turn  # type: ignore[union-attr]
         assert winner.source == "quick" and winner.status == "cut" and winner.text
         async with aclosing(session.retry(winner, source="quick")) as events:
             again = [event async for event in events][-1].turn  # type: ignore[union-attr]

@@ -316,6 +316,26 @@ async def test_attachments_view_is_collapsed_with_labels_and_expands_to_the_text
         assert "not valid UTF-8" in str(warning.render())
 
 
+def test_attachments_view_snapshot(snap_compare) -> None:
+    """``fastchat review app.py legacy.py`` as the chat opens: the summary, one file expanded, the other's warning."""
+    from textual.widgets import Collapsible
+
+    from fastchat_tui.ui.app import FastchatApp
+
+    legacy = load_input("x = 'Jos\xe9'\n".encode("latin-1"), "legacy.py", "legacy.py")
+    local = SourceConfig("local", "ollama", "http://127.0.0.1:9", "test-model:latest", tags=["local"])
+    app = FastchatApp(Config(sources={"local": local}), probe_on_start=False,
+                      attachments=[load_input(PY, "app.py", "app.py"), legacy])
+
+    async def expand(pilot) -> None:
+        app.query(Collapsible).first().collapsed = False
+        app.query(Collapsible).last().collapsed = False
+        app.prompt_input.cursor_blink = False  # no phase of a blink in the picture
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=expand, terminal_size=(100, 30))
+
+
 def test_a_source_with_no_known_context_is_named_as_an_option():
     """``check_fits`` raised TypeError when another source had no known context size."""
     small, unknown = source("small", context=4096), source("open", kind="openai", context=None)

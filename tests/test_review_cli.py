@@ -11,22 +11,19 @@ process ending) with a generous upper bound.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import select
 import signal
-import struct
 import subprocess
-import sys
-import termios
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.pty_screen import Screen
+from tests.helpers import FASTCHAT, child_env, fastchat, write_config
+from tests.pty_screen import Terminal
 from tests.servers import OllamaServer, Script
 
 REPLY = ["## Summary\n", "`app.py:5` passes", " user input to", " `os.system`.\n"]
@@ -50,39 +47,17 @@ def server(spawn_server) -> OllamaServer:
     return spawn_server(OllamaServer, default=Script(tokens=list(REPLY)))
 
 
-def write_config(tmp_path: Path, url: str, context_tokens: int = 8192, extra: str = "") -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(
-        f'default_source = "auto"\n\n[sources.local]\nkind = "ollama"\nbase_url = "{url}"\n'
-        f'model = "test-model:latest"\ntags = ["local"]\ncontext_tokens = {context_tokens}\n{extra}',
-        encoding="utf-8",
-    )
-    return path
-
-
-def child_env(tmp_path: Path, config: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(
-        FASTCHAT_CONFIG=str(config),
-        FASTCHAT_DATA_DIR=str(tmp_path / "data"),
-        XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
-        XDG_DATA_HOME=str(tmp_path / "xdg-data"),
-        FASTCHAT_KEYRING_SERVICE="fastchat-test-review",
-        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-    )
-    return env
+def configured(tmp_path: Path, url: str, context_tokens: int = 8192) -> dict[str, str]:
+    """The environment of a ``fastchat`` whose one source is the loopback Ollama at ``url``."""
+    config = write_config(tmp_path, {"local": {"kind": "ollama", "base_url": url, "model": "test-model:latest",
+                                               "tags": ["local"], "context_tokens": context_tokens}},
+                          default_source="auto")
+    return child_env(config, data=tmp_path / "data", FASTCHAT_KEYRING_SERVICE="fastchat-test-review")
 
 
 def review(tmp_path: Path, url: str, *args: str, stdin: bytes | None = None, context_tokens: int = 8192):
-    config = write_config(tmp_path, url, context_tokens)
-    return subprocess.run(
-        [sys.executable, "-m", "fastchat_tui", "review", *args],
-        input=stdin if stdin is not None else b"",
-        capture_output=True,
-        cwd=tmp_path,
-        env=child_env(tmp_path, config),
-        timeout=BOUND_S,
-    )
+    return fastchat(configured(tmp_path, url, context_tokens), "review", *args, stdin=b"" if stdin is None else stdin,
+                    cwd=tmp_path, text=False)
 
 
 def sent_prompt(server: OllamaServer) -> str:
@@ -215,15 +190,14 @@ def test_a_review_cut_at_the_token_limit_says_so_and_still_succeeds(tmp_path, sp
 
 def test_ctrl_c_keeps_the_partial_review_and_exits_130(tmp_path, spawn_server):
     slow = spawn_server(OllamaServer, default=Script(tokens=["First finding.\n"] + ["more "] * 400, rate_tps=20))
-    config = write_config(tmp_path, slow.url)
     pipe_out, pipe_in = os.pipe()
     child = subprocess.Popen(
-        [sys.executable, "-m", "fastchat_tui", "review"],
+        [*FASTCHAT, "review"],
         stdin=pipe_out,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=tmp_path,
-        env=child_env(tmp_path, config),
+        env=configured(tmp_path, slow.url),
     )
     os.close(pipe_out)
     try:
@@ -250,31 +224,10 @@ def test_ctrl_c_keeps_the_partial_review_and_exits_130(tmp_path, spawn_server):
 # -- the TUI path, through a pseudo-terminal -------------------------------------------------------
 
 def test_tui_shows_the_attachment_and_the_review_and_takes_keys_from_the_terminal(tmp_path, server):
-    config = write_config(tmp_path, server.url)
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
-    env = child_env(tmp_path, config) | {"TERM": "xterm-256color", "COLUMNS": "140", "LINES": "40"}
-    # The child starts a new session and makes the pty its controlling terminal, so /dev/tty is the pty.
-    claim_tty = (
-        "import fcntl, os, sys, termios; fcntl.ioctl(1, termios.TIOCSCTTY, 0); "
-        "os.execv(sys.executable, [sys.executable, '-m', 'fastchat_tui', 'review'])"
-    )
-    pipe_out, pipe_in = os.pipe()
-    child = subprocess.Popen(
-        [sys.executable, "-c", claim_tty],
-        stdin=pipe_out,
-        stdout=slave,
-        stderr=slave,
-        cwd=tmp_path,
-        env=env,
-        start_new_session=True,
-    )
-    os.close(slave)
-    os.close(pipe_out)
-    screen = Screen(master)
+    # the pipe ends after the file, as after `cat app.py |`
+    screen = Terminal(configured(tmp_path, server.url), "review", piped=PY, size=(40, 140), cwd=tmp_path)
+    master, child = screen.master, screen.child
     try:
-        os.write(pipe_in, PY)
-        os.close(pipe_in)  # the pipe ends here, as after `cat app.py |`
         screen.wait_for("stdin · python", "5 lines", "1 file attached")
         screen.wait_for("user input to", "os.system")
         assert "Review stdin" in screen.text()  # the short request, not the whole prompt
@@ -282,13 +235,7 @@ def test_tui_shows_the_attachment_and_the_review_and_takes_keys_from_the_termina
         assert "5 |     return os.system(cmd)" in prompt
         os.write(master, b"zqxjk")  # typed on the terminal: must reach the prompt input
         screen.wait_for("zqxjk")
-        os.write(master, b"\x11")  # Ctrl+Q
-        deadline = time.monotonic() + BOUND_S
-        while child.poll() is None and time.monotonic() < deadline:
-            screen.pump(0.2)
+        screen.quit(BOUND_S)  # Ctrl+Q
         assert child.returncode == 0, screen.text()[-2000:]
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        os.close(master)
+        screen.close()

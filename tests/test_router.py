@@ -5,8 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +20,7 @@ from fastchat_tui.routing import LatencyStats, MemoryLedger, Request, Route, Rou
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, SourceError
 from tests.clock import FakeClock
+from tests.helpers import child_env, fastchat
 
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
 
@@ -463,11 +462,8 @@ def test_route_by_hand_shows_warnings(cli_env: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_route_as_a_real_process_with_a_pipe(cli_env: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "FASTCHAT_CONFIG": str(cli_env), "FASTCHAT_DATA_DIR": str(tmp_path / "data")}
-    result = subprocess.run(
-        [sys.executable, "-m", "fastchat_tui", "route", "--json", "translate this to German:"],
-        input="The committee met on Tuesday. " * 100, capture_output=True, text=True, env=env, timeout=60,
-    )
+    result = fastchat(child_env(cli_env, data=tmp_path / "data"), "route", "--json", "translate this to German:",
+                      stdin="The committee met on Tuesday. " * 100)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["task"] == "long" and data["source"] == "fast" and "translate" in data["reason"]

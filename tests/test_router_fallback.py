@@ -17,6 +17,7 @@ from fastchat_tui.routing import MemoryLedger
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind
 from tests.clock import FakeClock
+from tests.helpers import session_for
 from tests.servers import OllamaServer, OpenAIServer, Script, closed_port
 
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
@@ -48,15 +49,16 @@ def servers(spawn_server: Any) -> tuple[OllamaServer, OpenAIServer, OpenAIServer
     return spawn_server(OllamaServer), spawn_server(OpenAIServer), spawn_server(OpenAIServer)
 
 
-def session_for(config: Config, clock: FakeClock) -> tuple[Session, Spy]:
+def spied(config: Config, clock: FakeClock) -> tuple[Session, Spy]:
+    """A session routed by a :class:`Spy` on ``clock``, and the spy."""
     router = Spy(config.sources, ledger=MemoryLedger(), clock=clock)
-    return Session(config, router=router, key_lookup=lambda spec: "test-key"), router
+    return session_for(config=config, router=router), router
 
 
 async def test_rate_limited_source_falls_back_and_cools_for_its_retry_after(servers: Any) -> None:
     local, fast, regular = servers
     clock = FakeClock()
-    session, router = session_for(config_for(local.url, fast.url, regular.url), clock)
+    session, router = spied(config_for(local.url, fast.url, regular.url), clock)
     try:
         fast.push(Script(status=429, headers={"Retry-After": "30"}))
         regular.default = Script(tokens=["from ", "regular"])
@@ -82,7 +84,7 @@ async def test_rate_limited_source_falls_back_and_cools_for_its_retry_after(serv
 async def test_a_server_that_goes_down_mid_session_is_cooled_then_retried(spawn_server: Any) -> None:
     local, fast, regular = spawn_server(OllamaServer), spawn_server(OpenAIServer), spawn_server(OpenAIServer)
     clock = FakeClock()
-    session, router = session_for(config_for(local.url, fast.url, regular.url), clock)
+    session, router = spied(config_for(local.url, fast.url, regular.url), clock)
     try:
         turn = await session.send("hello")
         assert turn.source == "fast" and turn.status == "complete"
@@ -117,7 +119,7 @@ async def test_sensitive_prompt_never_reaches_a_hosted_server_when_every_local_s
     config = config_for(f"http://127.0.0.1:{closed_port()}", fast.url, regular.url)
     dead = f"http://127.0.0.1:{closed_port()}"
     config.sources["local2"] = SourceConfig("local2", "ollama", dead, "m", tags=["local"], timeout_s=5)
-    session, router = session_for(config, clock)
+    session, router = spied(config, clock)
     try:
         prompt = f"Why does boto3 reject my key {AWS_ID}?"
         for _ in range(3):  # first fresh, then with both local sources cooling down
@@ -144,7 +146,7 @@ async def test_sensitive_prompt_never_reaches_a_hosted_server_when_every_local_s
 
 async def test_sensitive_prompt_goes_to_the_local_server_when_it_is_up(servers: Any) -> None:
     local, fast, regular = servers
-    session, _ = session_for(config_for(local.url, fast.url, regular.url), FakeClock())
+    session, _ = spied(config_for(local.url, fast.url, regular.url), FakeClock())
     try:
         local.default = Script(tokens=["kept ", "local"])
         turn = await session.send("DB_PASSWORD=" + "Tr0ub4dor" + "-fake-3x\nwhy is this rejected?")
@@ -156,7 +158,7 @@ async def test_sensitive_prompt_goes_to_the_local_server_when_it_is_up(servers: 
 
 async def test_a_cut_stream_keeps_the_partial_reply_and_offers_the_next_source(servers: Any) -> None:
     local, fast, regular = servers
-    session, router = session_for(config_for(local.url, fast.url, regular.url), FakeClock())
+    session, router = spied(config_for(local.url, fast.url, regular.url), FakeClock())
     try:
         fast.push(Script(tokens=["Part", "ial", " never", " finished"], cut_after=2))
         regular.default = Script(tokens=["A whole", " answer"])

@@ -7,35 +7,22 @@ from __future__ import annotations
 
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any
 
-from fastchat_tui.config import Config, SourceConfig
+from fastchat_tui.config import Config
 from fastchat_tui.events import Attempt, Fallback, Finished, Progress, Routed
 from fastchat_tui.routing import Route
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind, TextDelta, Usage
 from fastchat_tui.turn import SendOptions
+from tests.helpers import session_events, session_for, source
 from tests.servers import OpenAIServer, Script, synthetic_tokens
-
-
-def openai(name: str, url: str, **extra: Any) -> SourceConfig:
-    return SourceConfig(name, "openai", url, f"{name}-model", tags=["hosted"], timeout_s=5, **extra)
-
-
-def session_for(*specs: SourceConfig) -> Session:
-    return Session(Config(sources={s.name: s for s in specs}), key_lookup=lambda spec: "test-key")
-
-
-async def collect(session: Session, prompt: str, options: SendOptions | None = None) -> list[Any]:
-    async with aclosing(session.stream(prompt, options)) as events:
-        return [event async for event in events]
 
 
 async def test_events_come_in_one_order_and_carry_the_turn(openai_server: OpenAIServer) -> None:
     tokens = synthetic_tokens(40)
     openai_server.push(Script(tokens=tokens, rate_tps=2000))
-    session = session_for(openai("fast", openai_server.url))
-    events = await collect(session, "hello")
+    session = session_for(source("fast", openai_server.url))
+    events = await session_events(session, "hello")
     kinds = [type(e) for e in events]
     assert kinds[:2] == [Routed, Attempt] and kinds[-1] is Finished
     assert kinds.index(Usage) > max(i for i, k in enumerate(kinds) if k is TextDelta)
@@ -54,9 +41,9 @@ async def test_a_fallback_names_the_next_source_and_every_failed_attempt_is_kept
     fast, regular = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
     fast.push(Script(status=503), Script(status=503))  # the source retries a 503 once itself
     regular.push(Script(tokens=["ok"]))
-    session = session_for(openai("fast", fast.url), openai("regular", regular.url))
+    session = session_for(source("fast", fast.url), source("regular", regular.url))
     route = Route("fast", "test", "chat", ["regular"])
-    events = await collect(session, "hi", SendOptions(route=route))
+    events = await session_events(session, "hi", SendOptions(route=route))
     fallback = next(e for e in events if type(e) is Fallback)
     assert (fallback.failed, fallback.next, fallback.error.kind) == ("fast", "regular", ErrorKind.SERVER)
     attempts = [e.source for e in events if type(e) is Attempt]
@@ -71,8 +58,8 @@ async def test_a_fallback_names_the_next_source_and_every_failed_attempt_is_kept
 async def test_a_retry_sends_the_prompt_the_same_way(openai_server: OpenAIServer) -> None:
     """Retries used to rebuild the options and drop ``max_tokens`` (``review --max-tokens`` after Ctrl+R)."""
     openai_server.push(Script(tokens=synthetic_tokens(10), cut_after=3), Script(tokens=["again"]))
-    session = session_for(openai("fast", openai_server.url))
-    first = (await collect(session, "write it", SendOptions(max_tokens=77, task="review")))[-1].turn
+    session = session_for(source("fast", openai_server.url))
+    first = (await session_events(session, "write it", SendOptions(max_tokens=77, task="review")))[-1].turn
     assert first.status == "cut" and first.text
     assert session.messages[-1] == {"role": "assistant", "content": first.text}
     async with aclosing(session.retry(first)) as events:
@@ -89,10 +76,10 @@ async def test_a_retry_sends_the_prompt_the_same_way(openai_server: OpenAIServer
 
 async def test_every_request_is_checked_against_the_context_retries_included(openai_server: OpenAIServer) -> None:
     """The context check used to live in ``fastchat review`` alone, so a retry from the TUI skipped it."""
-    session = session_for(openai("small", openai_server.url, context_tokens=1024))
+    session = session_for(source("small", openai_server.url, context_tokens=1024))
     big = "x = 1\n" * 2000  # ~4,000 tokens by the estimate
     for options in (SendOptions(), SendOptions(route=Route("small", "retry on the same source"))):
-        events = await collect(session, big, options)
+        events = await session_events(session, big, options)
         turn = events[-1].turn
         assert [type(e) for e in events] == [Finished]
         assert turn.status == "error" and turn.error is not None and turn.error.kind == ErrorKind.TOO_LARGE
@@ -104,9 +91,9 @@ async def test_every_request_is_checked_against_the_context_retries_included(ope
 async def test_fallbacks_that_would_not_fit_are_not_tried(spawn_server) -> None:
     big_server, small_server = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
     big_server.push(Script(status=503), Script(status=503))
-    session = session_for(openai("big", big_server.url, context_tokens=100_000),
-                          openai("small", small_server.url, context_tokens=1024))
-    events = await collect(session, "y = 2\n" * 2000, SendOptions(route=Route("big", "test", "chat", ["small"])))
+    session = session_for(source("big", big_server.url, context_tokens=100_000),
+                          source("small", small_server.url, context_tokens=1024))
+    events = await session_events(session, "y = 2\n" * 2000, SendOptions(route=Route("big", "test", "chat", ["small"])))
     assert [e.source for e in events if type(e) is Attempt] == ["big"]
     assert events[-1].turn.status == "error" and small_server.stream_requests() == []
     await session.aclose()
@@ -117,7 +104,7 @@ async def test_closing_the_stream_early_keeps_the_partial_reply_as_cancelled(ope
     from fastchat_tui.store import Store
 
     openai_server.push(Script(tokens=synthetic_tokens(400), rate_tps=400))
-    config = Config(sources={"fast": openai("fast", openai_server.url)})
+    config = Config(sources={"fast": source("fast", openai_server.url)})
     with Store.open(tmp_path / "history.db") as store:
         session = Session(config, key_lookup=lambda spec: "k", recorder=store.recorder(config))
         seen = 0
@@ -138,7 +125,7 @@ async def test_new_chat_and_resume_are_session_methods(openai_server: OpenAIServ
     from fastchat_tui.store import Store
 
     openai_server.push(Script(tokens=["one"]), Script(tokens=["two"]), Script(tokens=["three"]))
-    config = Config(sources={"fast": openai("fast", openai_server.url)}, system_prompt="be brief")
+    config = Config(sources={"fast": source("fast", openai_server.url)}, system_prompt="be brief")
     with Store.open(tmp_path / "history.db") as store:
         session = Session(config, key_lookup=lambda spec: "k", recorder=store.recorder(config))
         await session.send("first")
@@ -161,7 +148,7 @@ async def test_a_detached_session_shares_the_warm_clients_and_keys_but_not_the_c
     from tests.keys_helpers import KeyedServer
 
     server = spawn_server(KeyedServer, key="k-pasted-later", default=Script(tokens=["measured"]))
-    session = Session(Config(sources={"a": openai("a", server.url)}), key_lookup=lambda spec: None)
+    session = Session(Config(sources={"a": source("a", server.url)}), key_lookup=lambda spec: None)
     session.messages = [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "chat"}]
     session.key_lookup = lambda spec: "k-pasted-later"  # as the app puts its session keys in front
     detached = session.detached()

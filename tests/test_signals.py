@@ -10,21 +10,18 @@ in a pseudo-terminal that is its controlling terminal.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import select
 import signal
-import struct
 import subprocess
-import sys
-import termios
 import time
 from pathlib import Path
 
 import pytest
 
 from fastchat_tui.store import Store
-from tests.pty_screen import Screen
+from tests.helpers import FASTCHAT, child_env, write_config
+from tests.pty_screen import Terminal
 from tests.servers import OllamaServer, OpenAIServer, Script
 
 BOUND_S = 60.0  # upper bound for any one wait; each test goes on as soon as the event happens
@@ -32,18 +29,11 @@ WORDS = [f"word{i} " for i in range(2000)]
 SIGNALS = [pytest.param(signal.SIGTERM, 143, id="SIGTERM"), pytest.param(signal.SIGHUP, 129, id="SIGHUP")]
 
 
-def child_env(tmp_path: Path, url: str, kind: str = "openai") -> dict[str, str]:
+def configured(tmp_path: Path, url: str, kind: str = "openai") -> dict[str, str]:
     """The environment of a ``fastchat`` whose only source is the loopback server at ``url``."""
-    config = tmp_path / "config.toml"
-    model = "test-model:latest" if kind == "ollama" else "test-model"
-    tags = 'tags = ["local"]\n' if kind == "ollama" else 'api_key_env = "FASTCHAT_TEST_KEY"\n'
-    config.write_text(f'[sources.slow]\nkind = "{kind}"\nbase_url = "{url}"\nmodel = "{model}"\n{tags}',
-                      encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_DATA_DIR=str(tmp_path / "data"),
-               XDG_CONFIG_HOME=str(tmp_path / "xdg"), FASTCHAT_TEST_KEY="sk-test",
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    return env
+    table = ({"kind": kind, "base_url": url, "model": "test-model:latest", "tags": ["local"]} if kind == "ollama" else
+             {"kind": kind, "base_url": url, "model": "test-model", "api_key_env": "FASTCHAT_TEST_KEY"})
+    return child_env(write_config(tmp_path, {"slow": table}), data=tmp_path / "data", FASTCHAT_TEST_KEY="sk-test")
 
 
 def saved_replies(tmp_path: Path) -> list[tuple[str, str]]:
@@ -63,7 +53,7 @@ def signalled_midway(env: dict[str, str], args: list[str], sig: int, *, cwd: Pat
     def ignored() -> None:
         signal.signal(sig, signal.SIG_IGN)
 
-    child = subprocess.Popen([sys.executable, "-m", "fastchat_tui", *args], stdin=subprocess.DEVNULL,
+    child = subprocess.Popen([*FASTCHAT, *args], stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
                              preexec_fn=ignored if ignore else None)
     assert child.stdout is not None
@@ -88,7 +78,7 @@ def signalled_midway(env: dict[str, str], args: list[str], sig: int, *, cwd: Pat
 @pytest.mark.parametrize(("sig", "code"), SIGNALS)
 def test_ask_ends_the_reply_cancelled_and_saved(tmp_path: Path, spawn_server, sig: int, code: int) -> None:
     server = spawn_server(OpenAIServer, default=Script(tokens=WORDS, rate_tps=20))
-    returncode, out, err = signalled_midway(child_env(tmp_path, server.url), ["ask", "go"], sig, cwd=tmp_path)
+    returncode, out, err = signalled_midway(configured(tmp_path, server.url), ["ask", "go"], sig, cwd=tmp_path)
     assert returncode == code, err
     assert "Traceback" not in err and "cancelled" in err  # the meter line says how it ended
     [(text, status)] = saved_replies(tmp_path)
@@ -100,7 +90,7 @@ def test_ask_ends_the_reply_cancelled_and_saved(tmp_path: Path, spawn_server, si
 def test_review_ends_the_reply_cancelled_and_saved(tmp_path: Path, spawn_server, sig: int, code: int) -> None:
     server = spawn_server(OllamaServer, default=Script(tokens=WORDS, rate_tps=20))
     (tmp_path / "app.py").write_text("import os\n\n\ndef run(cmd):\n    return os.system(cmd)\n", encoding="utf-8")
-    returncode, out, err = signalled_midway(child_env(tmp_path, server.url, "ollama"), ["review", "app.py"], sig,
+    returncode, out, err = signalled_midway(configured(tmp_path, server.url, "ollama"), ["review", "app.py"], sig,
                                             cwd=tmp_path)
     assert returncode == code, err
     [(text, status)] = saved_replies(tmp_path)
@@ -110,7 +100,7 @@ def test_review_ends_the_reply_cancelled_and_saved(tmp_path: Path, spawn_server,
 def test_a_hangup_the_parent_ignores_stays_ignored(tmp_path: Path, spawn_server) -> None:
     """``nohup fastchat ask …``: SIGHUP must not end the reply."""
     server = spawn_server(OpenAIServer, default=Script(tokens=WORDS[:60], rate_tps=100))
-    returncode, out, err = signalled_midway(child_env(tmp_path, server.url), ["ask", "go"], signal.SIGHUP,
+    returncode, out, err = signalled_midway(configured(tmp_path, server.url), ["ask", "go"], signal.SIGHUP,
                                             cwd=tmp_path, ignore=True)
     assert returncode == 0, err
     assert out == "".join(WORDS[:60]) + "\n" and saved_replies(tmp_path) == [("".join(WORDS[:60]), "complete")]
@@ -121,17 +111,8 @@ class InTerminal:
     (typed into the chat, or given to ``ask``)."""
 
     def __init__(self, tmp_path: Path, url: str, *args: str) -> None:
-        self.master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
-        claim_tty = (  # a new session whose controlling terminal is the pty, as a terminal window starts a shell
-            "import fcntl, os, sys, termios; fcntl.ioctl(1, termios.TIOCSCTTY, 0); "
-            f"os.execv(sys.executable, [sys.executable, '-m', 'fastchat_tui', *{list(args)!r}])"
-        )
-        self.child = subprocess.Popen([sys.executable, "-c", claim_tty], stdin=slave, stdout=slave, stderr=slave,
-                                      env=child_env(tmp_path, url) | {"TERM": "xterm-256color"}, cwd=tmp_path,
-                                      start_new_session=True)
-        os.close(slave)
-        self.screen = Screen(self.master)
+        self.screen = Terminal(configured(tmp_path, url), *args, cwd=tmp_path)
+        self.child, self.master = self.screen.child, self.screen.master
         if not args:
             self.screen.wait_for("Ask anything")
             os.write(self.master, b"go\r")

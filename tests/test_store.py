@@ -120,12 +120,6 @@ def empty_chat(store: Store, title: str) -> int:
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    with Store.open(tmp_path / "history.db") as opened:
-        yield opened
-
-
-@pytest.fixture
 def server():
     with OpenAIServer() as running:
         yield running

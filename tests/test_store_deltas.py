@@ -54,12 +54,6 @@ def raw(path: Path, sql: str, *params) -> list[tuple]:
         conn.close()
 
 
-@pytest.fixture
-def store(tmp_path: Path):
-    with Store.open(tmp_path / "history.db") as opened:
-        yield opened
-
-
 def test_pages_written_per_save_stay_flat_as_the_reply_grows(store: Store) -> None:
     """A save of a 600 KB reply writes no more pages than a save of a 4 KB one (it rewrote ~300 pages)."""
     recorder = store.recorder()

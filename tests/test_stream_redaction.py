@@ -5,16 +5,13 @@ The real command in a subprocess, its key given through ``api_key_env``, against
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import child_env, fastchat
 from tests.servers import OpenAIServer, Script
 
-BOUND_S = 60.0
 KEY = "Zq8vR2mK7pL4xN9wT3bY6cH1dF5g"
 """No well-known prefix or shape: only knowing the key finds it."""
 SPLIT = 11
@@ -33,17 +30,7 @@ def env(tmp_path: Path, openai_server: OpenAIServer) -> dict[str, str]:
     config = tmp_path / "config.toml"
     config.write_text(f'default_source = "echo"\n[sources.echo]\nkind = "openai"\nbase_url = "{openai_server.url}"\n'
                       'model = "echo-model"\napi_key_env = "FASTCHAT_ECHO_KEY"\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(FASTCHAT_CONFIG=str(config), FASTCHAT_ECHO_KEY=KEY,
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    return env
-
-
-def fastchat(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "fastchat_tui", *args], env=env, capture_output=True, text=True,
-                          timeout=BOUND_S, stdin=subprocess.DEVNULL)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    return child_env(config, FASTCHAT_ECHO_KEY=KEY)
 
 
 @pytest.mark.parametrize("stream", [True, False])

@@ -85,7 +85,7 @@ async def test_the_chat_palette_sends_prompts_through_a_template(tmp_path, opena
 
     from fastchat_tui.config import load
     from fastchat_tui.ui.app import FastchatApp
-    from tests.test_app import until
+    from tests.helpers import until
 
     def palette_offers(app: FastchatApp, text: str) -> bool:
         if not isinstance(app.screen, CommandPalette):

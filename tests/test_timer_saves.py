@@ -8,10 +8,8 @@ reply although the text had been on screen for 8 s. Now the first unsaved text i
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 
 from fastchat_tui.session import RECORD_EVERY_S
 from fastchat_tui.store import Store
+from tests.helpers import FASTCHAT, child_env
 from tests.servers import OpenAIServer, Script
 
 BOUND_S = 60.0  # upper bound for any one wait; the test goes on as soon as the event happens
@@ -31,10 +30,9 @@ def test_one_token_then_a_stall_is_saved_before_a_sigkill(tmp_path: Path, spawn_
     config = tmp_path / "config.toml"
     config.write_text(f'[sources.fast]\nkind = "openai"\nbase_url = "{server.url}"\nmodel = "test-model"\n'
                       'api_key_env = "FASTCHAT_TEST_KEY"\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and k != "FASTCHAT_DATA_DIR"}
-    env.update(FASTCHAT_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data"), FASTCHAT_TEST_KEY="sk-test",
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    child = subprocess.Popen([sys.executable, "-m", "fastchat_tui", "ask", "-s", "fast", "say something"],
+    env = child_env(config, XDG_DATA_HOME=str(tmp_path / "data"), FASTCHAT_TEST_KEY="sk-test")
+    del env["FASTCHAT_DATA_DIR"]  # the history goes where XDG_DATA_HOME says
+    child = subprocess.Popen([*FASTCHAT, "ask", "-s", "fast", "say something"],
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + BOUND_S

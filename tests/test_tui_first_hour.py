@@ -23,7 +23,7 @@ import keyring
 import keyring.backends.fail
 import pytest
 from textual._xterm_parser import XTermParser
-from textual.widgets import Button, Label
+from textual.widgets import Button, Input, Label
 
 from fastchat_tui import keys
 from fastchat_tui.config import load
@@ -32,11 +32,14 @@ from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.key_prompt import KeyPrompt
 from fastchat_tui.ui.themes import state_path
 from fastchat_tui.ui.widgets.status_bar import fit_meter
+from tests.helpers import until
 from tests.keys_helpers import KeyedServer, openai_source_toml, sandbox
 from tests.servers import OpenAIServer, Script
-from tests.test_app import SIZE, make_config, until, visible_text
+from tests.test_app import SIZE, make_config, visible_text
 
 KEY = "csk-s3ss10nk3y0123456789abcdef77"
+SNAPSHOT_PORT = 28731
+"""A fixed loopback port for a server whose URL a picture shows (below Linux's range for ports given out at random)."""
 F2 = "\x1bOQ"
 BACKSPACE, LEFT, CTRL_J = "\x7f", "\x1b[D", "\n"
 
@@ -155,6 +158,23 @@ async def _answer_key_prompt(pilot, app: FastchatApp, *keys_pressed: str) -> tup
     buttons = [button.id for button in app.screen.query(Button)]
     await pilot.press(*keys_pressed)
     return title, buttons
+
+
+def test_key_prompt_snapshot(tmp_path, snap_compare, fail_keyring, no_proxy_env):
+    """The prompt a source without a key opens at the first message, half a key pasted (masked), no keyring."""
+    with KeyedServer(KEY, port=SNAPSHOT_PORT) as server:  # the transcript behind shows its URL
+        path = tmp_path / "config.toml"
+        path.write_text(openai_source_toml("fast", server.url))
+        app = FastchatApp(load(path), probe_on_start=False)
+
+        async def paste(pilot) -> None:
+            await pilot.press(*"hello", "enter")
+            await until(pilot, lambda: isinstance(app.screen, KeyPrompt))
+            await pilot.press(*KEY[:12])
+            app.screen.query_one(Input).cursor_blink = False  # no phase of a blink in the picture
+            await pilot.pause()
+
+        assert snap_compare(app, run_before=paste, terminal_size=SIZE)
 
 
 async def test_without_a_keyring_a_pasted_key_is_used_for_this_session_only(tmp_path, fail_keyring, no_proxy_env):

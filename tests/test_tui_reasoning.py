@@ -20,9 +20,10 @@ from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.sources.base import ErrorKind
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ThinkingFigures
+from tests.helpers import until
 from tests.replay import STREAMS_DIR, ReplayServer
 from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
-from tests.test_app import SIZE, until
+from tests.test_app import SIZE
 from tests.test_chat_log import LogApp, drawn
 from tests.test_provider_streams import EXPECT, Expect, check_text, needs_streams
 
