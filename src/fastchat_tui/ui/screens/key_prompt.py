@@ -10,7 +10,6 @@ keeps the key in :class:`SessionKeys` (and the keyring if chosen), drops the war
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
@@ -18,6 +17,7 @@ from textual.widgets import Button, Input, Label, Static
 from fastchat_tui import keys
 from fastchat_tui.config import SourceConfig
 from fastchat_tui.session import KeyLookup
+from fastchat_tui.ui.key_hints import bind, shown_key
 
 
 class SessionKeys:
@@ -45,7 +45,7 @@ class KeyPrompt(ModalScreen[str | None]):
     ``keyring_problem``: why no OS keyring is usable (the key can then be kept for this session only).
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [bind("key_prompt.cancel", "cancel", "Cancel")]
 
     DEFAULT_CSS = """
     KeyPrompt {
@@ -126,7 +126,8 @@ class KeyPrompt(ModalScreen[str | None]):
         field = self.query_one("#key-input", Input)
         key = field.value.strip()
         if not key:
-            self.query_one("#key-error", Static).update("Paste a key first, or press Esc to cancel.")
+            self.query_one("#key-error", Static).update(
+                f"Paste a key first, or press {shown_key(self.app, 'key_prompt.cancel')} to cancel.")
             return
         if any(ch.isspace() for ch in key):
             self.query_one("#key-error", Static).update("That has spaces in it; paste only the key itself.")
