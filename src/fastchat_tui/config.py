@@ -54,7 +54,7 @@ TOP_FIELDS: dict[str, Field] = {
     "sources": Field("table", "one table per source", example="[sources.NAME]"),
     "templates": Field("table", "named prompts", example="[templates.NAME]"),
     "router": Field("table", "how auto mode routes prompts", example="[router]"),
-    "keys": Field("table", 'key bindings: an action\'s id = its keys, like "app.cycle_source" = "f6"',
+    "keys": Field("table", 'key bindings: an action\'s id = its keys, like "app.cycle_source" = "f8"',
                   example="[keys]"),
 }
 """The top level of the file."""
@@ -375,7 +375,7 @@ def _tables(raw: dict[str, Any], where: Where, example: str, loc: Locator) -> li
 
 def _parse_keys(raw: dict[str, Any], loc: Locator) -> dict[str, str]:
     """The ``[keys]`` table as a keymap; an unknown id, a value that is no key or two actions on one key of one
-    scope is an error at its line. ``"app.cycle_source" = "f6"`` (a quoted id) and ``app.cycle_source = "f6"``
+    scope is an error at its line. ``"app.cycle_source" = "f8"`` (a quoted id) and ``app.cycle_source = "f8"``
     (dotted keys, so tables) are the same entry."""
     from fastchat_tui.keymap import parse_keys
 

@@ -10,6 +10,7 @@ has in the app's keymap now, so a remapped key shows wherever its action is ment
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -24,11 +25,11 @@ def bind(binding_id: str, action: str, description: str = "", *, show: bool = Tr
     return Binding(BY_ID[binding_id].keys, action, description, show=show, priority=priority, id=binding_id)
 
 
-def keymap_of(app: App[object]) -> Mapping[str, str]:
+def keymap_of(app: App[Any]) -> Mapping[str, str]:
     """The keymap ``app`` applies to its bindings (Textual's, set by ``App.set_keymap``)."""
     return app._keymap
 
 
-def shown_key(app: App[object], binding_id: str) -> str:
+def shown_key(app: App[Any], binding_id: str) -> str:
     """The first key that runs ``binding_id`` in ``app`` now, as hints write it (``F2``, ``Ctrl+J``, ``Esc``)."""
     return key_label(binding_id, keymap_of(app))

@@ -3,7 +3,7 @@
 The same list as the source picker (:class:`~fastchat_tui.ui.screens.source_picker.ModelList`: each source,
 whether it answers, the models it serves, filtered as you type), without ``auto``. Rows are marked with
 the number of the column they will fill, in the order they were marked; those numbers are the keys that
-keep a column's reply afterwards.
+keep a column's reply afterwards (``compare.keep_N`` in the keymap).
 
 Keys: type to filter, Up/Down move, Tab (or a click) marks or unmarks the highlighted row, Enter compares the marked
 rows (with fewer than two marked, Enter marks the highlighted row instead), Esc closes.
