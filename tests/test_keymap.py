@@ -4,16 +4,52 @@ keys in effect."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 
 from fastchat_tui.config import ConfigError, load
-from fastchat_tui.keymap import ACTIONS, key_label, key_name, keymap_table, parse_keys
+from fastchat_tui.keymap import ACTIONS, BY_ID, key_label, key_name, keymap_table, parse_keys
 from tests.test_config_schema import OPENAI, URL, fastchat, write
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def ui_classes() -> list[type]:
+    """Every class of the TUI that declares ``BINDINGS``: the app, its screens and its widgets."""
+    from fastchat_tui.ui import app
+    from fastchat_tui.ui.chat_log import compare
+    from fastchat_tui.ui.screens import (
+        bench,
+        chats,
+        compare_picker,
+        confirm_sensitive,
+        first_run,
+        key_prompt,
+        source_picker,
+    )
+    from fastchat_tui.ui.widgets import prompt_input
+
+    modules = (app, compare, bench, chats, compare_picker, confirm_sensitive, first_run, key_prompt, source_picker,
+               prompt_input)
+    return [cls for module in modules for _, cls in inspect.getmembers(module, inspect.isclass)
+            if cls.__module__ == module.__name__ and "BINDINGS" in vars(cls)]
+
+
+def test_every_binding_has_an_id_from_the_registry_with_its_default_keys():
+    bound: set[str] = set()
+    classes = ui_classes()
+    assert len(classes) >= 10
+    for cls in classes:
+        for binding in vars(cls)["BINDINGS"]:
+            assert isinstance(binding, Binding), f"{cls.__name__}: {binding!r} is not a Binding"
+            assert binding.id in BY_ID, f"{cls.__name__}: binding {binding.key!r} ({binding.action}) has no known id"
+            assert binding.key == BY_ID[binding.id].keys, f"{binding.id}: {binding.key!r}, registry says otherwise"
+            bound.add(binding.id)
+    assert bound == set(BY_ID), f"ids bound nowhere: {sorted(set(BY_ID) - bound)}"
 
 
 def test_ids_are_dotted_and_unique():

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, cast
 from textual import work
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerError
 
 from fastchat_tui.catalog import Catalog, Listing, ModelSpecError
 from fastchat_tui.config import Config, Template
 from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Routed, SessionEvent
+from fastchat_tui.keymap import active_keys
 from fastchat_tui.meter import live_summary, summary
 from fastchat_tui.progress import preparing_text
 from fastchat_tui.race import Race, race
@@ -34,6 +34,7 @@ from fastchat_tui.sources.base import ErrorKind, ModelChosen, Preparing, Probe, 
 from fastchat_tui.turn import ENDED_NORMALLY, SendOptions, Turn
 from fastchat_tui.ui.chat_log import ChatLog, CompareView, PastMessage, ReplyEntry, ReplyStatus, Severity, ThinkingFigures
 from fastchat_tui.ui.chat_log.compare import ranking_line
+from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.compare_picker import ComparePicker, pick_label
 from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
@@ -89,21 +90,25 @@ ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class FastchatApp(App[None]):
-    """Chat with any configured source; F2 switches, F4 compares several at once, Esc cancels, Ctrl+Q quits."""
+    """Chat with any configured source; F2 switches, F4 compares several at once, Esc or Ctrl+C cancels, Ctrl+Q
+    quits (the default keys: the config's ``[keys]`` table, applied here as Textual's keymap, moves them)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "fastchat"
     BINDINGS = [
-        Binding("f2", "cycle_source", "Source"),
-        Binding("escape", "cancel_reply", "Cancel", show=False),
-        Binding("ctrl+r", "retry", "Retry"),
-        Binding("f3", "chats", "Chats"),
-        Binding("f4", "compare", "Compare"),
-        Binding("ctrl+end", "follow", "Follow", show=False),
-        Binding("ctrl+t", "toggle_thinking", "Thinking"),
-        Binding("pageup", "page_transcript(-1)", show=False, priority=True),
-        Binding("pagedown", "page_transcript(1)", show=False, priority=True),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        bind("app.cycle_source", "cycle_source", "Source"),
+        bind("app.cancel_reply", "cancel_reply", "Cancel", show=False),
+        bind("app.interrupt", "interrupt", show=False, priority=True),  # ahead of the prompt's copy, while streaming
+        bind("app.interrupt", "help_quit", show=False),  # Textual's own Ctrl+C, which this class's would hide
+        bind("app.retry", "retry", "Retry"),
+        bind("app.chats", "chats", "Chats"),
+        bind("app.compare", "compare", "Compare"),
+        bind("app.follow", "follow", "Follow", show=False),
+        bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
+        bind("app.page_up", "page_transcript(-1)", show=False, priority=True),
+        bind("app.page_down", "page_transcript(1)", show=False, priority=True),
+        bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
+        bind("app.quit", "quit", "Quit", priority=True),
     ]
 
     def __init__(
@@ -128,6 +133,9 @@ class FastchatApp(App[None]):
         most recent saved chat, ``chat_id`` (``--chat``) that one. Problems with either show in the chat."""
         super().__init__()
         self.config = config
+        self.set_keymap(config.keys)
+        # the footer finds the palette's key by this name; Textual reads it from the instance
+        self.COMMAND_PALETTE_BINDING = active_keys("app.command_palette", keymap_of(self))[0]  # type: ignore[misc]
         self.attachments = list(attachments)
         self.initial = (initial_prompt, initial_label, initial_options) if initial_prompt else None
         self.continue_chat, self.chat_id = continue_chat or chat_id is not None, chat_id
@@ -185,9 +193,10 @@ class FastchatApp(App[None]):
             self._theme_warnings.append(f"theme '{config.theme}' not found; using fastchat-dark")
             self.theme = "fastchat-dark" if "fastchat-dark" in self.available_themes else "textual-dark"
         self.chat = ChatLog(id="chat")
-        self.prompt_input = PromptInput(
-            id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line · F2 source · Esc cancel"
-        )
+        key = partial(shown_key, self)
+        self.prompt_input = PromptInput(id="prompt", placeholder=f"Ask anything · {key('prompt.submit')} sends · "
+                                        f"{key('prompt.newline')} new line · {key('app.cycle_source')} source · "
+                                        f"{key('app.cancel_reply')} cancel")
         self.status = StatusBar(id="status")
 
     def compose(self) -> ComposeResult:
@@ -324,7 +333,7 @@ class FastchatApp(App[None]):
                 self._model_found.set()
                 self._show_selection()
                 self.notify(f"-m {spec}: {exc}. Prompts go to {self._selected_label()} until you pick a model "
-                            "(Ctrl+P, Switch source)", severity="error", timeout=20)
+                            f"({shown_key(self, 'app.command_palette')}, Switch source)", severity="error", timeout=20)
             return
         if self._model_found.is_set():  # the user chose something else meanwhile
             return
@@ -352,13 +361,14 @@ class FastchatApp(App[None]):
                 chat_id = recent[0].id
             self.open_chat(chat_id)
         except (StoreError, LookupError) as exc:
-            self.notify(f"Chat {chat_id} could not be opened ({exc}): this is a new chat. F3 lists the saved ones.",
-                        severity="error", timeout=15)
+            self.notify(f"Chat {chat_id} could not be opened ({exc}): this is a new chat. "
+                        f"{shown_key(self, 'app.chats')} lists the saved ones.", severity="error", timeout=15)
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         if self.streaming:
-            replies = "Replies are still streaming: Esc cancels them." if self.compare_view else \
-                "A reply is still streaming: Esc cancels it."
+            cancel = shown_key(self, "app.cancel_reply")
+            replies = f"Replies are still streaming: {cancel} cancels them." if self.compare_view else \
+                f"A reply is still streaming: {cancel} cancels it."
             self.notify(replies, severity="warning")
             message.prompt_input.give_back(message.text)
             return
@@ -628,7 +638,13 @@ class FastchatApp(App[None]):
             return self.chat.has_thinking  # shown in the footer once a reply has a thinking block
         if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim
             return True if self._retryable() or self._retryable_compare() else None
+        if action == "interrupt":  # else Ctrl+C goes on to the prompt's copy, or Textual's "press Ctrl+Q to quit"
+            return self.streaming and len(self.screen_stack) == 1
         return True
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C while a reply streams: cancel it as Esc does (in a compare turn, every column)."""
+        self.action_cancel_reply()
 
     def action_cancel_reply(self) -> None:
         """Stop the streaming reply (in a compare turn: every column); the text so far is kept and marked cancelled."""
@@ -661,7 +677,7 @@ class FastchatApp(App[None]):
         if picks:
             self._compared = list(picks)
             self.notify(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
-                        "F4 switches it off.", timeout=6)
+                        f"{shown_key(self, 'app.compare')} switches it off.", timeout=6)
         else:
             self.notify(f"Compare mode off: prompts go to {self._selected_label()} again.", timeout=4)
 
@@ -914,10 +930,13 @@ class FastchatApp(App[None]):
         yield SystemCommand("Switch source", "Pick auto, a source, or any model a source serves (type to filter)",
                             self.action_pick_source)
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
-        yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)
+        yield SystemCommand("Chats", f"Open, search, rename or delete saved chats ({shown_key(self, 'app.chats')})",
+                            self.action_chats)
         now = ", ".join(map(pick_label, self.compare))
-        yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off (F4)" if self.compare else
-                            "Send each prompt to two to four sources at once, side by side (F4)", self.action_compare)
+        compare = shown_key(self, "app.compare")
+        yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off ({compare})" if self.compare
+                            else f"Send each prompt to two to four sources at once, side by side ({compare})",
+                            self.action_compare)
         yield bench_command(self)
         for name in self.config.templates:
             now = " (now)" if self.template is not None and self.template.name == name else ""
@@ -931,7 +950,8 @@ class FastchatApp(App[None]):
                                 partial(self.set_thinking, name))
         expanded = self.chat.thinking_expanded
         yield SystemCommand(f"Thinking blocks: {'collapse once answered' if expanded else 'keep expanded'}",
-                            "Change how every reply's thinking shows (Ctrl+T toggles one)", self.action_thinking_default)
+                            f"Change how every reply's thinking shows ({shown_key(self, 'app.toggle_thinking')} "
+                            "toggles one)", self.action_thinking_default)
 
     async def run_async(self, **options: Any) -> None:
         """Run the chat; while it runs, SIGTERM and SIGHUP end it as Esc then Ctrl+Q would (the reply so far is
