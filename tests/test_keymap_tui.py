@@ -20,6 +20,7 @@ from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
 from tests.test_app import SIZE, make_config, status_text, until, visible_text
 from tests.test_compare_mode import pick_compare, send, write_config as write_compare_config
+from tests.test_compare_view import hint
 
 
 def footer_keys(app: FastchatApp) -> dict[str, str]:
@@ -152,3 +153,32 @@ async def test_ctrl_c_cancels_every_column_of_a_comparison(tmp_path: Path, spawn
         await until(pilot, lambda: all(len(server.disconnects) == 1 for server in servers.values()))
         assert [column.reply.status for column in view.columns] == ["cancelled"] * 2
         assert not app.streaming and app.is_running
+
+
+async def test_remapped_keep_keys_work_and_show_under_the_ranking(tmp_path: Path, spawn_server,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FASTCHAT_TEST_KEY", "test-key")
+    servers = {name: spawn_server(OpenAIServer) for name in ("a", "b")}
+    servers["a"].push(Script(tokens=["First ", "from a."]))
+    servers["b"].push(Script(tokens=["Later ", "from b."], ttft_s=0.3))
+    config = write_compare_config(tmp_path, servers)
+    path = tmp_path / "config.toml"
+    path.write_text(path.read_text() + '[keys]\n"compare.keep_1" = "alt+1"\n"compare.keep_2" = "alt+2"\n')
+    app = FastchatApp(load(path), probe_on_start=False)
+    assert config.keys == {} and app.config.keys == {"compare.keep_1": "alt+1", "compare.keep_2": "alt+2"}
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pick_compare(pilot, app, list(servers))
+        await send(pilot, "hello")
+        await until(pilot, lambda: app.compare_view is not None and app.compare_view.settled)
+        view = app.compare_view
+        assert view is not None and view.kept == 0
+        await pilot.pause()
+        assert "keys Alt+1, Alt+2 in the columns keep another" in hint(view)
+        view.columns[1].chat.focus()  # in the columns, where the keys keep a reply
+        await pilot.press("2")  # the old key no longer keeps (it is typed into the prompt, as any letter there)
+        await pilot.pause()
+        assert view.kept == 0 and app.prompt_input.text == "2"
+        view.columns[1].chat.focus()
+        await pilot.press("alt+2")
+        await until(pilot, lambda: view.kept == 1)
+        assert app.session.messages[-1] == {"role": "assistant", "content": "Later from b."}
