@@ -99,7 +99,7 @@ class FastchatApp(App[None]):
         bind("app.cycle_source", "cycle_source", "Source"),
         bind("app.cancel_reply", "cancel_reply", "Cancel", show=False),
         bind("app.interrupt", "interrupt", show=False, priority=True),  # ahead of the prompt's copy, while streaming
-        bind("app.interrupt", "help_quit", show=False),  # Textual's own Ctrl+C, which this class's would hide
+        bind("app.interrupt", "help_quit", show=False, system=True),  # Textual's own, which the line above would hide
         bind("app.retry", "retry", "Retry"),
         bind("app.chats", "chats", "Chats"),
         bind("app.compare", "compare", "Compare"),

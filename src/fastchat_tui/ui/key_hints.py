@@ -20,9 +20,11 @@ from fastchat_tui.keymap import BY_ID, key_label
 __all__ = ["bind", "keymap_of", "shown_key"]
 
 
-def bind(binding_id: str, action: str, description: str = "", *, show: bool = True, priority: bool = False) -> Binding:
+def bind(binding_id: str, action: str, description: str = "", *, show: bool = True, priority: bool = False,
+         system: bool = False) -> Binding:
     """The ``Binding`` of the registry's action ``binding_id``: its default keys and its id."""
-    return Binding(BY_ID[binding_id].keys, action, description, show=show, priority=priority, id=binding_id)
+    return Binding(BY_ID[binding_id].keys, action, description, show=show, priority=priority, id=binding_id,
+                   system=system)
 
 
 def keymap_of(app: App[Any]) -> Mapping[str, str]:
