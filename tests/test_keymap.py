@@ -80,9 +80,9 @@ def test_a_keymap_moves_the_label_of_its_id_only():
 # -- the [keys] table in the config ---------------------------------------------------------------
 
 def test_a_keys_table_is_read_in_either_spelling(tmp_path: Path):
-    config = load(write(tmp_path, OPENAI + URL + '[keys]\n"app.cycle_source" = "F6"\nprompt.newline = "ctrl+j, f9"\n'),
+    config = load(write(tmp_path, OPENAI + URL + '[keys]\n"app.cycle_source" = "F8"\nprompt.newline = "ctrl+j, f9"\n'),
                   env={})
-    assert config.keys == {"app.cycle_source": "f6", "prompt.newline": "ctrl+j,f9"}
+    assert config.keys == {"app.cycle_source": "f8", "prompt.newline": "ctrl+j,f9"}
     config = load(write(tmp_path, OPENAI + URL + '[keys.compare]\nkeep_1 = "a"\n'), env={})
     assert config.keys == {"compare.keep_1": "a"}
 
@@ -129,7 +129,32 @@ def test_config_check_reports_a_bad_keys_table_with_file_and_line(tmp_path: Path
 
 
 def test_config_check_lists_the_keys_it_accepted(tmp_path: Path):
-    path = write(tmp_path, OPENAI + URL + '[keys]\n"app.cycle_source" = "f6"\n')
+    path = write(tmp_path, OPENAI + URL + '[keys]\n"app.cycle_source" = "f8"\n')
     result = fastchat(tmp_path, "config", "check", config=path)
     assert result.returncode == 0, result.stderr
-    assert "keys: app.cycle_source = f6" in result.stdout
+    assert "keys: app.cycle_source = f8" in result.stdout
+
+
+def test_the_prompts_own_keys_are_textareas():
+    from textual.binding import BindingsMap
+    from textual.widgets import TextArea
+
+    from fastchat_tui.keymap import PROMPT_KEYS
+
+    assert set(PROMPT_KEYS) == set(BindingsMap(TextArea.BINDINGS).key_to_bindings)
+
+
+@pytest.mark.parametrize(("keys", "words"), [
+    ({"app.cycle_source": "f6"}, "'f6' is the prompt's own key (it selects the line there)"),
+    ({"app.quit": "ctrl+w"}, "'ctrl+w' is the prompt's own key (it deletes there)"),
+    ({"app.retry": "x"}, "'x' types a character in the prompt"),
+    ({"app.chats": "shift+q"}, "'shift+q' types a character in the prompt"),
+])
+def test_a_chat_action_on_a_key_the_prompt_takes_is_refused(keys: dict[str, str], words: str):
+    problems = parse_keys(keys)[1]
+    assert [problem.id for problem in problems] == list(keys) and words in problems[0].message
+
+
+def test_a_default_key_the_prompt_also_has_stays_allowed():
+    """Ctrl+C and the page keys are the prompt's too, and the app's by default (priority bindings, ahead of it)."""
+    assert parse_keys({"app.interrupt": "ctrl+c,ctrl+g", "app.page_up": "pageup,ctrl+b"})[1] == []

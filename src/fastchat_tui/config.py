@@ -374,9 +374,9 @@ def _tables(raw: dict[str, Any], where: Where, example: str, loc: Locator) -> li
 
 
 def _parse_keys(raw: dict[str, Any], loc: Locator) -> dict[str, str]:
-    """The ``[keys]`` table as a keymap; an unknown id, a value that is no key or two actions on one key of one
-    scope is an error at its line. ``"app.cycle_source" = "f8"`` (a quoted id) and ``app.cycle_source = "f8"``
-    (dotted keys, so tables) are the same entry."""
+    """The ``[keys]`` table as a keymap; an unknown id, a value that is no key, two actions on one key of one
+    scope or a chat action on a key the prompt takes is an error at its line. ``"app.cycle_source" = "f8"``
+    (a quoted id) and ``app.cycle_source = "f8"`` (dotted keys, so tables) are the same entry."""
     from fastchat_tui.keymap import parse_keys
 
     entries: dict[str, Any] = {}

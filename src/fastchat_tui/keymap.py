@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ACTIONS", "BY_ID", "SCOPES", "KeyAction", "KeyProblem", "active_keys", "key_label", "key_name",
+__all__ = ["ACTIONS", "BY_ID", "PROMPT_KEYS", "SCOPES", "KeyAction", "KeyProblem", "active_keys", "key_label", "key_name",
            "keymap_table",
            "parse_keys", "split_keys"]
 
@@ -97,6 +97,23 @@ ACTIONS: tuple[KeyAction, ...] = (
 
 BY_ID: dict[str, KeyAction] = {action.id: action for action in ACTIONS}
 
+PROMPT_KEYS: dict[str, str] = {
+    **dict.fromkeys(("up", "down", "left", "right", "home", "end", "pageup", "pagedown", "ctrl+left", "ctrl+right",
+                     "ctrl+a", "ctrl+e", "shift+up", "shift+down", "shift+left", "shift+right", "shift+home",
+                     "shift+end", "ctrl+shift+left", "ctrl+shift+right"), "moves the cursor"),
+    "f6": "selects the line", "f7": "selects all",
+    **dict.fromkeys(("backspace", "delete", "ctrl+d", "ctrl+w", "ctrl+backspace", "alt+backspace", "alt+delete",
+                     "ctrl+u", "super+backspace", "ctrl+k", "ctrl+shift+k"), "deletes"),
+    **dict.fromkeys(("ctrl+x", "super+x"), "cuts"), **dict.fromkeys(("ctrl+c", "super+c"), "copies"),
+    "ctrl+v": "pastes", **dict.fromkeys(("ctrl+z", "super+z"), "undoes"), **dict.fromkeys(("ctrl+y", "super+y"), "redoes"),
+}
+"""The prompt's own editing keys (Textual's ``TextArea``), which it takes while it has the focus, as it takes
+every key that types a character: an action of the chat moved onto one would not run from the prompt.
+tests/test_keymap.py checks this list against ``TextArea.BINDINGS``."""
+
+_TYPED = {"space", "slash", "backslash", "comma", "full_stop", "minus", "plus", "question_mark", "exclamation_mark",
+          "colon", "semicolon"}
+
 _KEY = re.compile(r"[a-z0-9_+\-]+|.")
 """One key as Textual names it (``ctrl+j``, ``question_mark``), or one character (``?``)."""
 
@@ -123,7 +140,8 @@ class KeyProblem:
 
 def parse_keys(raw: Mapping[str, Any]) -> tuple[dict[str, str], list[KeyProblem]]:
     """The ``[keys]`` table as a keymap (id -> comma list of keys, trimmed and lower-cased), and its problems:
-    an id no action has (with the closest one), a value that is no key, two actions of one scope on one key."""
+    an id no action has (with the closest one), a value that is no key, two actions of one scope on one key,
+    a chat action on a key the prompt takes (:data:`PROMPT_KEYS`)."""
     keymap: dict[str, str] = {}
     problems: list[KeyProblem] = []
     for binding_id, value in raw.items():
@@ -144,11 +162,27 @@ def parse_keys(raw: Mapping[str, Any]) -> tuple[dict[str, str], list[KeyProblem]
     return keymap, problems
 
 
+def _prompt_problem(binding_id: str, key: str) -> str | None:
+    """Why the chat's action ``binding_id`` cannot have ``key``, which the prompt takes itself, or ``None``."""
+    if "chat" not in BY_ID[binding_id].scopes or binding_id.startswith("prompt.") or key in split_keys(
+            BY_ID[binding_id].keys):
+        return None
+    typed = key.removeprefix("shift+")
+    if len(typed) == 1 or typed in _TYPED:
+        return f"'{key}' types a character in the prompt, which has the focus: give {binding_id} a key with Ctrl, Alt or F"
+    if key in PROMPT_KEYS:
+        return f"'{key}' is the prompt's own key (it {PROMPT_KEYS[key]} there): give {binding_id} another key"
+    return None
+
+
 def _conflicts(keymap: Mapping[str, str]) -> list[KeyProblem]:
-    """Two actions that one scope binds to one key, once the keymap is applied; each is reported at an id the
-    keymap sets (the later one in the table, so the entry that made the clash)."""
+    """Two actions that one scope binds to one key, once the keymap is applied, or an action of the chat on a key
+    the prompt takes (:data:`PROMPT_KEYS`); each is reported at an id the keymap sets (of two, the later one in
+    the table, so the entry that made the clash)."""
     order = {binding_id: number for number, binding_id in enumerate(keymap)}
-    problems: list[KeyProblem] = []
+    problems: list[KeyProblem] = [KeyProblem(binding_id, problem) for binding_id in keymap
+                                  for key in active_keys(binding_id, keymap)
+                                  if (problem := _prompt_problem(binding_id, key))]
     for scope, words in SCOPES.items():
         owner: dict[str, str] = {}
         for action in ACTIONS:
