@@ -154,7 +154,7 @@ def parse_keys(raw: Mapping[str, Any]) -> tuple[dict[str, str], list[KeyProblem]
         keys = split_keys(value) if isinstance(value, str) else []
         if not keys or any(not _KEY.fullmatch(key.lower()) for key in keys):
             problems.append(KeyProblem(binding_id, "must be a key or a comma list of keys, as Textual names them "
-                                                   f'(like "f6" or "ctrl+o,f6"), not {value!r}'))
+                                                   f'(like "f8" or "ctrl+o,f8"), not {value!r}'))
             continue
         keymap[binding_id] = ",".join(key.lower() if len(key) > 1 else key for key in keys)
     if not problems:
