@@ -54,6 +54,8 @@ TOP_FIELDS: dict[str, Field] = {
     "sources": Field("table", "one table per source", example="[sources.NAME]"),
     "templates": Field("table", "named prompts", example="[templates.NAME]"),
     "router": Field("table", "how auto mode routes prompts", example="[router]"),
+    "keys": Field("table", 'key bindings: an action\'s id = its keys, like "app.cycle_source" = "f8"',
+                  example="[keys]"),
 }
 """The top level of the file."""
 
@@ -193,6 +195,9 @@ class Config:
     templates: dict[str, Template] = field(default_factory=dict)
     router: RouterSettings = field(default_factory=RouterSettings)
     """The ``[router]`` table, checked by :func:`load` with the rest (its defaults when there is none)."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """The ``[keys]`` table: a key action's id (:data:`fastchat_tui.keymap.ACTIONS`) -> its keys, a comma list;
+    the TUI applies it as its Textual keymap."""
     path: Path | None = None
 
 
@@ -346,12 +351,13 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     _refuse_secrets(raw, loc, ())
     top = check_table(raw, TOP_FIELDS, loc, ())
     config = Config(**{key: top.get(key, spec.default) for key, spec in TOP_FIELDS.items()
-                       if key not in ("sources", "templates", "router")})
+                       if key not in ("sources", "templates", "router", "keys")})
     for name, table in _tables(top.get("sources", {}), ("sources",), "[sources.NAME]", loc):
         config.sources[name] = _parse_source(name, table, loc, env)
     for name, table in _tables(top.get("templates", {}), ("templates",), "[templates.NAME]", loc):
         values = check_table(table, TEMPLATE_FIELDS, loc, ("templates", name))
         config.templates[name] = Template(name, values.get("system"), values["prompt"])
+    config.keys = _parse_keys(top.get("keys", {}), loc)
     if config.default_source != "auto" and config.default_source not in config.sources:
         choices = ", ".join(["auto", *config.sources]) or "auto"
         raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", (),
@@ -365,6 +371,31 @@ def _tables(raw: dict[str, Any], where: Where, example: str, loc: Locator) -> li
         if not isinstance(table, dict):
             raise loc.error(f"must be a table, written {example}", where, name)
     return list(raw.items())
+
+
+def _parse_keys(raw: dict[str, Any], loc: Locator) -> dict[str, str]:
+    """The ``[keys]`` table as a keymap; an unknown id, a value that is no key, two actions on one key of one
+    scope or a chat action on a key the prompt takes is an error at its line. ``"app.cycle_source" = "f8"``
+    (a quoted id) and ``app.cycle_source = "f8"`` (dotted keys, so tables) are the same entry."""
+    from fastchat_tui.keymap import parse_keys
+
+    entries: dict[str, Any] = {}
+    places: dict[str, tuple[Where, str]] = {}
+
+    def visit(where: Where, table: dict[str, Any]) -> None:
+        for key, value in table.items():
+            if isinstance(value, dict):
+                visit((*where, key), value)
+            else:
+                binding_id = ".".join([*map(str, where[1:]), key])
+                entries[binding_id], places[binding_id] = value, (where, key)
+
+    visit(("keys",), raw)
+    keymap, problems = parse_keys(entries)
+    if problems:
+        where, key = places[problems[0].id]
+        raise loc.error(problems[0].message, where, key)
+    return keymap
 
 
 def _parse_source(name: str, table: dict[str, Any], loc: Locator, env: dict[str, str]) -> SourceConfig:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from fastchat_tui.catalog import Catalog, ModelSpecError, Unlisted, unlisted_in
+from fastchat_tui.keymap import key_label
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ModelChosen
 from fastchat_tui.turn import ENDED_NORMALLY, Turn
@@ -50,7 +51,7 @@ class Selection:
                 return None
             self.found.set()
             return (f"-m {spec}: {exc}. Prompts go to {self.label()} until you pick a model "
-                    "(Ctrl+P, Switch source)", "error")
+                    f"({key_label('app.command_palette', self.session.config.keys)}, Switch source)", "error")
         if self.found.is_set():  # the user chose something else meanwhile
             return None
         self.select(choice.source, choice.model)

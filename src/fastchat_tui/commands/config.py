@@ -35,4 +35,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {source.name}: {source.kind} {source.base_url} model={source.model} tags={','.join(source.tags)}")
         if config.templates:
             print(f"templates: {', '.join(config.templates)}")
+        if config.keys:
+            print(f"keys: {', '.join(f'{binding_id} = {keys}' for binding_id, keys in config.keys.items())}")
     return 0

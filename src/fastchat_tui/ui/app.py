@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.worker import Worker
 
 from fastchat_tui.catalog import Catalog, Listing
 from fastchat_tui.config import Config
 from fastchat_tui.conversation import Compared, Conversation, ConversationEvent, NeedsConsent, NeedsKey, Notice
+from fastchat_tui.keymap import active_keys
 from fastchat_tui.race import ColumnEvent
 from fastchat_tui.selection import Selection
 from fastchat_tui.session import Session
@@ -32,6 +32,7 @@ from fastchat_tui.ui.chat_history import ChatHistory
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
+from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
 from fastchat_tui.ui.palette import Palette
 from fastchat_tui.ui.questions import ask
 from fastchat_tui.ui.reply_view import ReplyView
@@ -51,21 +52,25 @@ if TYPE_CHECKING:
 
 
 class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
-    """Chat with any configured source; F2 switches, F4 compares several at once, Esc cancels, Ctrl+Q quits."""
+    """Chat with any configured source; F2 switches, F4 compares several at once, Esc or Ctrl+C cancels, Ctrl+Q
+    quits (the default keys: the config's ``[keys]`` table, applied here as Textual's keymap, moves them)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "fastchat"
     BINDINGS = [
-        Binding("f2", "cycle_source", "Source"),
-        Binding("escape", "cancel_reply", "Cancel", show=False),
-        Binding("ctrl+r", "retry", "Retry"),
-        Binding("f3", "chats", "Chats"),
-        Binding("f4", "compare", "Compare"),
-        Binding("ctrl+end", "follow", "Follow", show=False),
-        Binding("ctrl+t", "toggle_thinking", "Thinking"),
-        Binding("pageup", "page_transcript(-1)", show=False, priority=True),
-        Binding("pagedown", "page_transcript(1)", show=False, priority=True),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        bind("app.cycle_source", "cycle_source", "Source"),
+        bind("app.cancel_reply", "cancel_reply", "Cancel", show=False),
+        bind("app.interrupt", "interrupt", show=False, priority=True),  # ahead of the prompt's copy, while streaming
+        bind("app.interrupt", "help_quit", show=False, system=True),  # Textual's own, which the line above would hide
+        bind("app.retry", "retry", "Retry"),
+        bind("app.chats", "chats", "Chats"),
+        bind("app.compare", "compare", "Compare"),
+        bind("app.follow", "follow", "Follow", show=False),
+        bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
+        bind("app.page_up", "page_transcript(-1)", show=False, priority=True),
+        bind("app.page_down", "page_transcript(1)", show=False, priority=True),
+        bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
+        bind("app.quit", "quit", "Quit", priority=True),
     ]
 
     def __init__(
@@ -90,6 +95,9 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         most recent saved chat, ``chat_id`` (``--chat``) that one. Problems with either show in the chat."""
         super().__init__()
         self.config = config
+        self.set_keymap(config.keys)
+        # the footer finds the palette's key by this name; Textual reads it from the instance
+        self.COMMAND_PALETTE_BINDING = active_keys("app.command_palette", keymap_of(self))[0]  # type: ignore[misc]
         self.attachments = list(attachments)
         self.initial = (initial_prompt, initial_label, initial_options) if initial_prompt else None
         self.continue_chat, self.chat_id = continue_chat or chat_id is not None, chat_id
@@ -112,8 +120,10 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         """The last comparison's sources: marked when the compare picker opens again."""
         self._theme_warnings = apply_themes(self, config.theme)
         self.chat = ChatLog(id="chat")
+        key = partial(shown_key, self)
         self.prompt_input = PromptInput(
-            id="prompt", placeholder="Ask anything · Enter sends · Ctrl+J new line · F2 source · Esc cancel"
+            id="prompt", placeholder=f"Ask anything · {key('prompt.submit')} sends · {key('prompt.newline')} new line · "
+            f"{key('app.cycle_source')} source · {key('app.cancel_reply')} cancel"
         )
         self.status = StatusBar(id="status")
         self.comparisons = CompareTurn(self, self.chat, self.prompt_input, self.conversation, self._cancel_worker)
@@ -211,8 +221,9 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         if self.streaming:
-            replies = "Replies are still streaming: Esc cancels them." if self.compare_view else \
-                "A reply is still streaming: Esc cancels it."
+            cancel = shown_key(self, "app.cancel_reply")
+            replies = f"Replies are still streaming: {cancel} cancels them." if self.compare_view else \
+                f"A reply is still streaming: {cancel} cancels it."
             self.notify(replies, severity="warning")
             message.prompt_input.give_back(message.text)
             return
@@ -319,7 +330,13 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim
             conversation = self.conversation
             return True if conversation.retryable() or conversation.retryable_comparison() else None
+        if action == "interrupt":  # else Ctrl+C goes on to the prompt's copy, or Textual's "press Ctrl+Q to quit"
+            return self.streaming and len(self.screen_stack) == 1
         return True
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C while a reply streams: cancel it as Esc does (in a compare turn, every column)."""
+        self.action_cancel_reply()
 
     def action_cancel_reply(self) -> None:
         """Stop the streaming reply (in a compare turn: every column); the text so far is kept and marked cancelled."""

@@ -19,6 +19,7 @@ from fastchat_tui.selection import Selection
 from fastchat_tui.sources.base import Probe
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.compare_turn import CompareTurn
+from fastchat_tui.ui.key_hints import shown_key
 from fastchat_tui.ui.screens.compare_picker import ComparePicker, pick_label
 from fastchat_tui.ui.screens.source_picker import Pick
 from fastchat_tui.ui.widgets.status_bar import StatusBar
@@ -74,7 +75,7 @@ class CompareMode(Base):
         if picks:
             self._compared = list(picks)
             self.notify(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
-                        "F4 switches it off.", timeout=6)
+                        f"{shown_key(self, 'app.compare')} switches it off.", timeout=6)
         else:
             self.notify(f"Compare mode off: prompts go to {self.selection.label()} again.", timeout=4)
 

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from fastchat_tui.config import Config
 from fastchat_tui.conversation import THINKING, Conversation
 from fastchat_tui.ui.chat_log import ChatLog
+from fastchat_tui.ui.key_hints import shown_key
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.compare_picker import pick_label
 from fastchat_tui.ui.screens.source_picker import Pick
@@ -41,10 +42,13 @@ class Palette(Base):
         yield SystemCommand("Switch source", "Pick auto, a source, or any model a source serves (type to filter)",
                             self.action_pick_source)
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
-        yield SystemCommand("Chats", "Open, search, rename or delete saved chats (F3)", self.action_chats)
+        yield SystemCommand("Chats", f"Open, search, rename or delete saved chats ({shown_key(self, 'app.chats')})",
+                            self.action_chats)
         now = ", ".join(map(pick_label, self.compare))
-        yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off (F4)" if self.compare else
-                            "Send each prompt to two to four sources at once, side by side (F4)", self.action_compare)
+        compare = shown_key(self, "app.compare")
+        yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off ({compare})" if self.compare
+                            else f"Send each prompt to two to four sources at once, side by side ({compare})",
+                            self.action_compare)
         yield bench_command(self)
         template = self.conversation.template
         for name in self.config.templates:
@@ -59,7 +63,8 @@ class Palette(Base):
                                 partial(self.set_thinking, name))
         expanded = self.chat.thinking_expanded
         yield SystemCommand(f"Thinking blocks: {'collapse once answered' if expanded else 'keep expanded'}",
-                            "Change how every reply's thinking shows (Ctrl+T toggles one)", self.action_thinking_default)
+                            f"Change how every reply's thinking shows ({shown_key(self, 'app.toggle_thinking')} "
+                            "toggles one)", self.action_thinking_default)
 
     def action_thinking_default(self) -> None:
         """Palette: thinking blocks expanded, or collapsed once the answer starts (the default), in every reply."""

@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Container, Vertical
 from textual.content import Content
 from textual.message import Message
@@ -46,6 +46,7 @@ from fastchat_tui.turn import ENDED_NORMALLY, Turn
 from fastchat_tui.ui.chat_log.entries import ReplyEntry, ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.chat_log.pacing import FrameClock
 from fastchat_tui.ui.chat_log.widget import ChatLog
+from fastchat_tui.ui.key_hints import bind, shown_key
 
 __all__ = ["MAX_COLUMNS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable", "ranking_line"]
 
@@ -235,7 +236,8 @@ class RankingTable(Widget):
                 cells.append(Text(f"{cell} {WINNER_MARK}", style=winner) if won else cell)
             table.add_row(*cells)
         count = len(ranking.standings)
-        keys = "1" if count == 1 else f"1–{count}"
+        named = [shown_key(self.app, f"compare.keep_{n}") for n in range(1, count + 1)]
+        keys = ", ".join(named) if named != [str(n) for n in range(1, count + 1)] else "1" if count == 1 else f"1–{count}"
         default = "" if self.kept is None or self.kept != ranking.first_to_finish else " (first to finish)"
         kept = f"kept: {ranking.heading(self.kept)}{default}" if self.kept is not None else "no reply to keep"
         return Group(table, Text(f"{WINNER_MARK} best · {kept} · keys {keys} in the columns keep another",
@@ -246,10 +248,10 @@ class CompareView(Widget):
     """Two to four replies to one prompt, side by side, each streaming live under its own meter line."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *(Binding(str(n), f"keep({n - 1})", f"Keep {n}", show=False, priority=True, id=f"compare.keep-{n}")
+        *(bind(f"compare.keep_{n}", f"keep({n - 1})", f"Keep {n}", show=False, priority=True)
           for n in range(1, MAX_COLUMNS + 1)),
-        Binding("x", "cancel_column", "Cancel column", priority=True, id="compare.cancel-column"),
-        Binding("escape", "cancel_all", "Cancel all", priority=True, id="compare.cancel-all"),
+        bind("compare.cancel_column", "cancel_column", "Cancel column", priority=True),
+        bind("compare.cancel_all", "cancel_all", "Cancel all", priority=True),
     ]
     DEFAULT_CSS = """
     CompareView { height: 1fr; layout: vertical; }
@@ -466,7 +468,8 @@ class CompareView(Widget):
     def action_cancel_column(self) -> None:
         column = self.focused_column()
         if column is None:
-            self.notify("Focus a column first (Tab), then x cancels it.", severity="warning")
+            self.notify(f"Focus a column first (Tab), then {shown_key(self.app, 'compare.cancel_column')} cancels it.",
+                        severity="warning")
         elif not column.ended:
             self.cancel(column.index)
 

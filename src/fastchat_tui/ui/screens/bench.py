@@ -15,7 +15,6 @@ from typing import Protocol
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.screen import Screen
@@ -39,6 +38,7 @@ from fastchat_tui.bench import (
     summarise,
 )
 from fastchat_tui.session import Session
+from fastchat_tui.ui.key_hints import bind, shown_key
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -161,8 +161,8 @@ class BenchScreen(Screen[BenchResult | None]):
     """Runs a bench (or shows a given result) and draws it; ``r`` runs again, Esc stops or closes."""
 
     BINDINGS = [
-        Binding("escape", "close", "Stop / close"),
-        Binding("r", "rerun", "Run again"),
+        bind("bench.close", "close", "Stop / close"),
+        bind("bench.rerun", "rerun", "Run again"),
     ]
 
     DEFAULT_CSS = """
@@ -310,10 +310,13 @@ class BenchScreen(Screen[BenchResult | None]):
             line.append(f" · {failed} failed (not averaged in)", style="red")
         if self.saved_note:
             line.append(f" · {self.saved_note}", style="dim")
-        line.append(" · r runs again · Esc closes", style="dim")
+        line.append(f" · {self._keys_hint()}", style="dim")
         self._status(line)
         self.query_one(BenchChart).show(summaries, result.concurrency)
         self.query_one("#bench-figures", Static).update(figures_text(summaries, result.concurrency))
+
+    def _keys_hint(self) -> str:
+        return f"{shown_key(self.app, 'bench.rerun')} runs again · {shown_key(self.app, 'bench.close')} closes"
 
     def _status(self, text: Text) -> None:
         self.query_one("#bench-status", Static).update(text)
@@ -325,7 +328,7 @@ class BenchScreen(Screen[BenchResult | None]):
             self.workers.cancel_group(self, "bench")
             self._generation += 1
             self.running = False
-            self._status(Text("stopped · nothing saved · r runs again · Esc closes", style="yellow"))
+            self._status(Text(f"stopped · nothing saved · {self._keys_hint()}", style="yellow"))
             return
         self.dismiss(self.result)
 

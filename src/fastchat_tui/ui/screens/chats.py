@@ -9,7 +9,8 @@ chat's title). It posts messages to the app, which acts on them (``on_chats_scre
 when the open chat was deleted). Opening or starting a chat closes the list.
 
 Keys: type in the box to search (Down moves to the list), Enter opens, ``n`` new,
-``r`` rename, ``d`` twice deletes, ``/`` searches, Esc or F3 closes.
+``r`` rename, ``d`` twice deletes, ``/`` searches, Esc or F3 closes (the ``chats.*`` ids of the keymap,
+and ``app.chats``); the hint under the list names the keys the keymap gives them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Callable, Sequence
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -27,9 +27,10 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from fastchat_tui.dates import local_minute
+from fastchat_tui.keymap import active_keys
 from fastchat_tui.store import ChatInfo, SearchHit, Store, StoreError
+from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
 
-TOGGLE_KEY = "f3"
 MARK = ("\x02", "\x03")
 
 
@@ -73,12 +74,12 @@ class ChatsScreen(ModalScreen[None]):
             self.chat_id = chat_id
 
     BINDINGS = [
-        Binding("escape", "close", "Close"),
-        Binding(TOGGLE_KEY, "close", "Close", show=False),
-        Binding("n", "new", "New"),
-        Binding("r", "rename", "Rename"),
-        Binding("d", "delete", "Delete"),
-        Binding("slash", "search", "Search"),
+        bind("chats.close", "close", "Close"),
+        bind("app.chats", "close", "Close", show=False),
+        bind("chats.new", "new", "New"),
+        bind("chats.rename", "rename", "Rename"),
+        bind("chats.delete", "delete", "Delete"),
+        bind("chats.search", "search", "Search"),
     ]
 
     DEFAULT_CSS = """
@@ -126,10 +127,17 @@ class ChatsScreen(ModalScreen[None]):
         with Vertical():
             yield Label("Chats", id="chats-title")
             yield Input(placeholder="Search all messages…", id="chats-search")
-            yield Input(placeholder="New title · Enter saves · Esc cancels", id="chats-rename")
+            yield Input(placeholder=f"New title · Enter saves · {shown_key(self.app, 'chats.close')} cancels",
+                        id="chats-rename")
             yield OptionList(id="chats-list")
             yield Static("", id="chats-detail")
-            yield Static("Enter open · n new · r rename · d delete · / search · Esc close", id="chats-hint")
+            yield Static(self.hint(), id="chats-hint")
+
+    def hint(self) -> str:
+        """The keys of the list, as the app's keymap has them: ``Enter open · n new · … · Esc close``."""
+        keys = {action: shown_key(self.app, f"chats.{action}") for action in ("new", "rename", "delete", "search", "close")}
+        return (f"Enter open · {keys['new']} new · {keys['rename']} rename · {keys['delete']} delete · "
+                f"{keys['search']} search · {keys['close']} close")
 
     def on_mount(self) -> None:
         self.show_chats()
@@ -231,7 +239,7 @@ class ChatsScreen(ModalScreen[None]):
         if event.key == "down" and isinstance(focused, Input) and focused.id == "chats-search":
             self.list.focus()
             event.stop()
-        elif event.key not in ("d",) and self._armed_delete is not None:
+        elif self._armed_delete is not None and event.key not in active_keys("chats.delete", keymap_of(self.app)):
             self._disarm()
 
     def _typing(self) -> bool:
@@ -293,8 +301,8 @@ class ChatsScreen(ModalScreen[None]):
             self._armed_delete = chat_id
             chat = self._chats.get(chat_id) or self.store.chat(chat_id)
             name = chat.title if chat else f"chat {chat_id}"
-            self.query_one("#chats-hint", Static).update(Text(f"Press d again to delete “{name}” · any other key keeps it",
-                                                               style="bold"))
+            again = f"Press {shown_key(self.app, 'chats.delete')} again to delete “{name}” · any other key keeps it"
+            self.query_one("#chats-hint", Static).update(Text(again, style="bold"))
             return
         self._disarm()
         try:
@@ -310,7 +318,7 @@ class ChatsScreen(ModalScreen[None]):
     def _disarm(self) -> None:
         if self._armed_delete is not None:
             self._armed_delete = None
-            self.query_one("#chats-hint", Static).update("Enter open · n new · r rename · d delete · / search · Esc close")
+            self.query_one("#chats-hint", Static).update(self.hint())
 
     def _refresh(self) -> None:
         search = self.query_one("#chats-search", Input).value

@@ -3,7 +3,7 @@
 The same list as the source picker (:class:`~fastchat_tui.ui.screens.source_picker.ModelList`: each source,
 whether it answers, the models it serves, filtered as you type), without ``auto``. Rows are marked with
 the number of the column they will fill, in the order they were marked; those numbers are the keys that
-keep a column's reply afterwards.
+keep a column's reply afterwards (``compare.keep_N`` in the keymap).
 
 Keys: type to filter, Up/Down move, Tab (or a click) marks or unmarks the highlighted row, Enter compares the marked
 rows (with fewer than two marked, Enter marks the highlighted row instead), Esc closes.
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from textual.binding import Binding
 from textual.widgets import OptionList
 
 from fastchat_tui.catalog import Listing
 from fastchat_tui.config import Config
 from fastchat_tui.sources.base import Probe
 from fastchat_tui.ui.chat_log.compare import MAX_COLUMNS
+from fastchat_tui.ui.key_hints import bind, shown_key
 from fastchat_tui.ui.screens.source_picker import ModelList, Pick
 
 __all__ = ["MIN_COLUMNS", "ComparePicker", "pick_label"]
@@ -37,16 +37,19 @@ class ComparePicker(ModelList[list[Pick] | None]):
     order), or ``None``. ``marked``: the picks marked when it opens (the last comparison's)."""
 
     TITLE_TEXT = f"Compare sources: mark {MIN_COLUMNS} to {MAX_COLUMNS}, each prompt goes to all of them at once"
-    HINT = "type to filter · ↑↓ move · Tab marks · Enter compares the marked · Esc closes"
+    CHOOSES = "compares the marked"
     OFFERS_AUTO = False
 
-    BINDINGS = [Binding("tab", "mark", "Mark", show=False, priority=True)]
+    BINDINGS = [bind("picker.mark", "mark", "Mark", show=False, priority=True)]
 
     def __init__(self, config: Config, probes: Mapping[str, Probe], marked: Sequence[Pick] = (), *,
                  cached: Callable[[str], Listing | None], listing: Callable[[str], Awaitable[Listing]]) -> None:
         super().__init__(config, probes, cached=cached, listing=listing)
         self.marked: list[Pick] = [pick for pick in marked if pick.source in config.sources][:MAX_COLUMNS]
         """The picks marked so far, in column order."""
+
+    def marking_hint(self) -> list[str]:
+        return [f"{shown_key(self.app, 'picker.mark')} marks"]
 
     def mark(self, keys: list[str]) -> dict[str, str]:
         return {key: str(self.marked.index(self.picks[key]) + 1) for key in keys if self.picks[key] in self.marked}
@@ -59,7 +62,8 @@ class ComparePicker(ModelList[list[Pick] | None]):
         if pick in self.marked:
             self.marked.remove(pick)
         elif len(self.marked) >= MAX_COLUMNS:
-            self.notify(f"{MAX_COLUMNS} at most: unmark one first (Tab on a marked row).", severity="warning")
+            self.notify(f"{MAX_COLUMNS} at most: unmark one first ({shown_key(self.app, 'picker.mark')} on a marked row).",
+                        severity="warning")
             return
         else:
             self.marked.append(pick)
@@ -79,4 +83,5 @@ class ComparePicker(ModelList[list[Pick] | None]):
         if pick not in self.marked:
             self._toggle(pick)
         if len(self.marked) < MIN_COLUMNS:
-            self.notify(f"Mark {MIN_COLUMNS - len(self.marked)} more (Tab), then Enter compares.", timeout=4)
+            self.notify(f"Mark {MIN_COLUMNS - len(self.marked)} more ({shown_key(self.app, 'picker.mark')}), then "
+                        f"{shown_key(self.app, 'picker.choose')} compares.", timeout=4)

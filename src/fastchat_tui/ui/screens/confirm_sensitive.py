@@ -11,18 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from fastchat_tui.secrets_scan import Finding
+from fastchat_tui.ui.key_hints import bind, shown_key
 
 
 class ConfirmSensitive(ModalScreen[bool]):
     """A modal that lists the ``findings`` that kept a prompt from ``source``; Cancel has the focus."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [bind("confirm.cancel", "cancel", "Cancel")]
 
     DEFAULT_CSS = """
     ConfirmSensitive {
@@ -65,8 +65,9 @@ class ConfirmSensitive(ModalScreen[bool]):
             yield Static("Found (the values stay hidden):", markup=False)
             yield Static("\n".join(f"• {finding}" for finding in self.findings), id="sensitive-findings",
                          markup=False)
+            switch = shown_key(self.app, "app.cycle_source")
             yield Static(f"Send anyway sends this one request to '{self.source}'; the next prompt is checked again. "
-                         "Or cancel, and pick a local source (F2) or take the secret out.", markup=False)
+                         f"Or cancel, and pick a local source ({switch}) or take the secret out.", markup=False)
             with Horizontal():
                 yield Button("Cancel", id="sensitive-cancel")
                 yield Button("Send anyway, this once", variant="warning", id="sensitive-send")

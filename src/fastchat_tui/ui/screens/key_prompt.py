@@ -10,10 +10,11 @@ the key (and puts it in the keyring if chosen), drops the warm client and retrie
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+
+from fastchat_tui.ui.key_hints import bind, shown_key
 
 
 class KeyPrompt(ModalScreen[str | None]):
@@ -23,7 +24,7 @@ class KeyPrompt(ModalScreen[str | None]):
     ``keyring_problem``: why no OS keyring is usable (the key can then be kept for this session only).
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [bind("key_prompt.cancel", "cancel", "Cancel")]
 
     DEFAULT_CSS = """
     KeyPrompt {
@@ -104,7 +105,8 @@ class KeyPrompt(ModalScreen[str | None]):
         field = self.query_one("#key-input", Input)
         key = field.value.strip()
         if not key:
-            self.query_one("#key-error", Static).update("Paste a key first, or press Esc to cancel.")
+            self.query_one("#key-error", Static).update(
+                f"Paste a key first, or press {shown_key(self.app, 'key_prompt.cancel')} to cancel.")
             return
         if any(ch.isspace() for ch in key):
             self.query_one("#key-error", Static).update("That has spaces in it; paste only the key itself.")

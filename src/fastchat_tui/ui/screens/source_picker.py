@@ -6,7 +6,8 @@ than the catalog keeps it, with a marker while the question is out. The configur
 one its source does not list is flagged with the catalog's words (:class:`~fastchat_tui.catalog.Unlisted`),
 so a prompt that would fail is seen before it is sent.
 
-Keys: type to filter (every word must appear in ``source/model``), Up/Down move, Enter chooses, Esc closes.
+Keys: type to filter (every word must appear in ``source/model``), Up/Down move, Enter chooses, Esc closes
+(the ``picker.*`` ids of the keymap; the filter's placeholder names the keys the keymap gives them).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from rich.padding import Padding
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
@@ -30,6 +30,7 @@ from textual.widgets.option_list import Option
 from fastchat_tui.catalog import Listing, Unlisted, size_text, unlisted_in
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.sources.base import ModelInfo, Probe
+from fastchat_tui.ui.key_hints import bind, shown_key
 
 NAME_WIDTH = 12
 MODEL_WIDTH = 30
@@ -125,16 +126,18 @@ class ModelList(ModalScreen[ResultT]):
     """
 
     TITLE_TEXT = ""
-    HINT = "type to filter · ↑↓ move · Enter chooses · Esc closes"
+    CHOOSES = "chooses"
+    """What the hint says ``picker.choose`` does here."""
     OFFERS_AUTO = True
     """Whether the list starts with ``auto`` (route each prompt)."""
 
     BINDINGS = [
-        Binding("escape", "dismiss_none", "Close"),
-        Binding("down", "move(1)", show=False),
-        Binding("up", "move(-1)", show=False),
-        Binding("pagedown", "move(10)", show=False),
-        Binding("pageup", "move(-10)", show=False),
+        bind("picker.close", "dismiss_none", "Close"),
+        bind("picker.choose", "choose", show=False, priority=True),
+        bind("picker.down", "move(1)", show=False),
+        bind("picker.up", "move(-1)", show=False),
+        bind("picker.page_down", "move(10)", show=False),
+        bind("picker.page_up", "move(-10)", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -171,7 +174,7 @@ class ModelList(ModalScreen[ResultT]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.TITLE_TEXT, id="title")
-            yield Input(placeholder=self.HINT, id="filter")
+            yield Input(placeholder=self.hint(), id="filter")
             yield OptionList(id="choices")
 
     def on_mount(self) -> None:
@@ -250,10 +253,21 @@ class ModelList(ModalScreen[ResultT]):
     def _filtered(self) -> None:
         self._fill(best=True)
 
-    @on(Input.Submitted, "#filter")
-    def _submitted(self) -> None:
-        if (key := self.highlighted) is not None:
-            self._choose(key)
+    def hint(self) -> str:
+        """The filter's placeholder: the keys of the list as the app's keymap has them
+        (``type to filter · ↑↓ move · Enter chooses · Esc closes``)."""
+        return " · ".join(["type to filter", f"{shown_key(self.app, 'picker.up')}{shown_key(self.app, 'picker.down')} move",
+                           *self.marking_hint(), f"{shown_key(self.app, 'picker.choose')} {self.CHOOSES}",
+                           f"{shown_key(self.app, 'picker.close')} closes"])
+
+    def marking_hint(self) -> list[str]:
+        """The hint's words for the key that marks rows, where rows are marked by key."""
+        return []
+
+    def action_choose(self) -> None:
+        """Enter, in the filter or on the list: choose the highlighted row."""
+        if (row := self.highlighted) is not None:
+            self._choose(row)
 
     def action_move(self, rows: int) -> None:
         option_list = self.query_one(OptionList)

@@ -1,4 +1,5 @@
-"""The multi-line prompt: Enter sends, Ctrl+J (or Shift+Enter where the terminal reports it) adds a line."""
+"""The multi-line prompt: Enter sends, Ctrl+J (or Shift+Enter where the terminal reports it) adds a line
+(``prompt.submit`` and ``prompt.newline`` in the keymap)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual import events
-from textual.binding import Binding
+from textual.binding import BindingsMap
 from textual.message import Message
 from textual.widgets import TextArea
+
+from fastchat_tui.ui.key_hints import bind, keymap_of
 
 
 class PromptInput(TextArea):
     """A ``TextArea`` that submits on Enter; pasted multi-line text stays one message."""
 
     BINDINGS = [
-        Binding("enter", "submit", "Send"),
-        Binding("ctrl+j,shift+enter,alt+enter", "newline", "New line", show=False),
+        bind("prompt.submit", "submit", "Send"),
+        bind("prompt.newline", "newline", "New line", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -43,6 +46,19 @@ class PromptInput(TextArea):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
+        self._keyed: tuple[object, BindingsMap] | None = None
+        """This widget's bindings with the app's keymap applied, and that keymap (see :meth:`_keyed_bindings`)."""
+
+    def _keyed_bindings(self) -> BindingsMap:
+        """This widget's bindings as the app's keymap moves them (Textual applies it to a copy only as a key
+        travels the screen's chain), made again only when the app's keymap is another."""
+        keymap = keymap_of(self.app)
+        if self._keyed is None or self._keyed[0] is not keymap:
+            bindings = self._bindings.copy()
+            if keymap:
+                bindings.apply_keymap(keymap)
+            self._keyed = (keymap, bindings)
+        return self._keyed[1]
 
     async def _on_key(self, event: events.Key) -> None:
         """Run this widget's own bindings (Enter, Ctrl+J, Backspace, the arrows…) here, in arrival order.
@@ -51,7 +67,7 @@ class PromptInput(TextArea):
         action runs, while the keys behind it, already queued here, are inserted first: a burst of
         ``first⏎second⏎`` (a paste tool, tmux ``send-keys``, a laggy link) sent ``firstsecond``.
         """
-        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+        for binding in self._keyed_bindings().key_to_bindings.get(event.key, ()):
             if not binding.priority and await self.app.run_action(binding.action, self):
                 event.stop()
                 event.prevent_default()
