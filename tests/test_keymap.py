@@ -13,7 +13,8 @@ from textual.binding import Binding
 
 from fastchat_tui.config import ConfigError, load
 from fastchat_tui.keymap import ACTIONS, BY_ID, key_label, key_name, keymap_table, parse_keys
-from tests.test_config_schema import OPENAI, URL, fastchat, write
+from tests.helpers import child_env, fastchat
+from tests.test_config_schema import OPENAI, URL, write
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -118,19 +119,19 @@ def test_a_bad_keys_table_is_refused_with_file_line_and_key(tmp_path: Path, tabl
 
 def test_config_check_reports_a_bad_keys_table_with_file_and_line(tmp_path: Path):
     path = write(tmp_path, OPENAI + URL + '[keys]\n"app.cycle_sorce" = "f6"\n')
-    result = fastchat(tmp_path, "config", "check", config=path)
+    result = fastchat(child_env(path, home=tmp_path), "config", "check")
     assert result.returncode == 2
     assert f"{path}, line 6, key 'keys.app.cycle_sorce': unknown key binding id (did you mean 'app.cycle_source'?" \
         in result.stderr
     path = write(tmp_path, OPENAI + URL + '[keys]\n"app.retry" = "f2"\n')
-    result = fastchat(tmp_path, "config", "check", config=path)
+    result = fastchat(child_env(path, home=tmp_path), "config", "check")
     assert result.returncode == 2
     assert f"{path}, line 6, key 'keys.app.retry': 'f2' already runs app.cycle_source in the chat" in result.stderr
 
 
 def test_config_check_lists_the_keys_it_accepted(tmp_path: Path):
     path = write(tmp_path, OPENAI + URL + '[keys]\n"app.cycle_source" = "f8"\n')
-    result = fastchat(tmp_path, "config", "check", config=path)
+    result = fastchat(child_env(path, home=tmp_path), "config", "check")
     assert result.returncode == 0, result.stderr
     assert "keys: app.cycle_source = f8" in result.stdout
 
