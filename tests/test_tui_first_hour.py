@@ -321,6 +321,7 @@ def test_status_bar_after_an_error_snapshot(width: int, tmp_path: Path, snap_com
         app.chat.clear()  # the error names a random port; the bars are what this picture is about
         app.status.show(route="→ local · test-model:latest · chat: plain chat",
                         meter="TTFT 212 ms · 1,480 tok/s · 64 tokens · 0.26 s · error")
+        app.prompt_input.cursor_blink = False  # the picture must not depend on the phase of a blink
         await pilot.pause(0.2)
 
     assert snap_compare(app, run_before=fail, terminal_size=(width, 12))
