@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import keyring
+import keyring.backends.fail
 import pytest
 
 from tests.servers import OllamaServer, OpenAIServer, closed_port
@@ -115,3 +117,12 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
     with Store.open(tmp_path / "history.db") as opened:
         yield opened
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """keyring's own ``fail`` backend, as on a headless box: nobody's keyring is read or written."""
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    yield
+    keyring.set_keyring(previous)

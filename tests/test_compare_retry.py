@@ -44,15 +44,6 @@ from tests.test_confirm_sensitive import AWS_ID, OTHER_SECRET, SECRET_PROMPT
 KEY = "csk-c0mpar3k3y0123456789abcd4e5f"
 
 
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    """keyring's own ``fail`` backend, as on a headless box: nobody's keyring is read or written."""
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
-
-
 def compare(app: FastchatApp, *names: str) -> None:
     app.set_compare([Pick(name) for name in names])
     app.clear_notifications()

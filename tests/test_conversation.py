@@ -5,10 +5,8 @@ test, which answers the questions and says which column to keep, as the chat and
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable
 
-import keyring
-import keyring.backends.fail
 import pytest
 
 from fastchat_tui.config import Config, SourceConfig
@@ -22,15 +20,6 @@ from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
 
 KEY = "sk-core-test-0123456789"
 AWS_ID = "AKIA" + "Z7FAKE" + "TESTKEY0" + "01"
-
-
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    """keyring's own ``fail`` backend: nobody's keyring is read or written."""
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
 
 
 def hosted(name: str, url: str) -> SourceConfig:

@@ -6,6 +6,7 @@ servers."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.command import CommandPalette
@@ -86,15 +87,21 @@ async def test_a_remapped_key_shows_in_the_palette(tmp_path: Path, openai_server
         await until(pilot, lambda: isinstance(app.screen, CommandPalette))
 
 
+
+async def cancel_with_ctrl_c(pilot: Any, app: FastchatApp, server: OpenAIServer) -> None:
+    """Send a prompt whose reply streams for a minute, and press Ctrl+C once its first words are on screen."""
+    server.push(Script(tokens=[f"word{i} " for i in range(2000)], rate_tps=50))
+    await pilot.press(*"go", "enter")
+    await until(pilot, lambda: "word2" in visible_text(app))
+    await pilot.press("ctrl+c")
+    await until(pilot, lambda: not app.streaming, timeout=10)
+
+
 async def test_ctrl_c_cancels_a_streaming_reply_and_keeps_it_marked_cancelled(tmp_path: Path,
                                                                              openai_server: OpenAIServer) -> None:
-    openai_server.push(Script(tokens=[f"word{i} " for i in range(2000)], rate_tps=50))
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"go", "enter")
-        await until(pilot, lambda: "word2" in visible_text(app))
-        await pilot.press("ctrl+c")
-        await until(pilot, lambda: not app.streaming, timeout=10)
+        await cancel_with_ctrl_c(pilot, app, openai_server)
         await until(pilot, lambda: "cancelled" in visible_text(app))
         assert "cancelled" in status_text(app)
         kept = app.session.messages[-1]
@@ -122,13 +129,9 @@ async def test_ctrl_c_when_nothing_streams_does_what_it_did_before(tmp_path: Pat
 
 async def test_ctrl_c_pressed_again_after_cancelling_does_what_it_did_before(tmp_path: Path,
                                                                              openai_server: OpenAIServer) -> None:
-    openai_server.push(Script(tokens=[f"word{i} " for i in range(2000)], rate_tps=50))
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"go", "enter")
-        await until(pilot, lambda: "word2" in visible_text(app))
-        await pilot.press("ctrl+c")
-        await until(pilot, lambda: not app.streaming, timeout=10)
+        await cancel_with_ctrl_c(pilot, app, openai_server)
         await pilot.press(*"next")
         app.prompt_input.select_all()
         await pilot.press("ctrl+c")  # the prompt's copy again
