@@ -49,7 +49,7 @@ SESSION = "fastchat-compare-bench"
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SIZE = (160, 50)
-PASSED_ENV = ("FASTCHAT_CONFIG", "FASTCHAT_DATA_DIR", "XDG_CONFIG_HOME", "COLORTERM", "TERM")
+PASSED_ENV = ("PYTHONPATH", "FASTCHAT_CONFIG", "FASTCHAT_DATA_DIR", "XDG_CONFIG_HOME", "COLORTERM", "TERM")
 """Given to the pane with ``tmux new-session -e``: a tmux server already running has its own environment."""
 
 

@@ -40,7 +40,7 @@ MARKER = "ENDMARK42"
 TYPED = "QXJW"
 SESSION = "fastchat-bench"
 TICKS = os.sysconf("SC_CLK_TCK")
-PASSED_ENV = ("FASTCHAT_CONFIG", "FASTCHAT_DATA_DIR", "XDG_CONFIG_HOME", "COLORTERM")
+PASSED_ENV = ("PYTHONPATH", "FASTCHAT_CONFIG", "FASTCHAT_DATA_DIR", "XDG_CONFIG_HOME", "COLORTERM")
 
 
 def start_server(tokens_file: Path, rate: float, record: Path, ttft: float = 0.05) -> tuple[subprocess.Popen, str]:
