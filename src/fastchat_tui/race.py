@@ -214,6 +214,11 @@ class Race:
                  for index, turn in enumerate(self.turns)]
         return rank(turns, self.session.config, contenders=self.contenders)
 
+    def default_choice(self) -> int | None:
+        """The column kept when nobody chooses one: a race's winner, a comparison's first reply to finish
+        (``None``: no column has an answer to keep)."""
+        return self.winner if self.mode == "race" else self.ranking().first_to_finish
+
     def keep(self, column: int) -> Turn:
         """Make ``column``'s reply the conversation's answer, in place of the one kept before (another column's,
         else :attr:`replacing`, if any), through :meth:`Session.keep <fastchat_tui.session.Session.keep>`:

@@ -263,8 +263,7 @@ def race_replies(session: Session, prompt: str, columns: Sequence[Contender], op
                                 report_end(event.turn, *_where(the_race, column))
         finally:
             waiting.clear()
-            kept = the_race.winner if mode == "race" else the_race.ranking().first_to_finish
-            if kept is not None:
+            if (kept := the_race.default_choice()) is not None:
                 the_race.keep(kept)
             await session.aclose()
 
