@@ -159,6 +159,11 @@ async def test_ollama_down_runs_the_stores_model_in_fastchats_llama_cpp_and_says
         assert [e.note for e in again if isinstance(e, ModelChosen)] == [NOTE]  # said for every request
         assert not any(isinstance(e, Preparing) and e.stage == "starting" for e in again)  # warm: the same child
         assert stand_in.pid == pid
+
+        bench = session.detached()  # the TUI bench's session: the chat's stand-in, not a second child
+        measured = await _session_events(bench, "Once more")
+        assert isinstance(measured[-1], Finished) and measured[-1].turn.text
+        assert bench._stand_ins.get("local") is stand_in and stand_in.pid == pid
     finally:
         await session.aclose()
     assert pid is not None and _wait_gone(pid)

@@ -232,11 +232,12 @@ class Session:
         return self._sources[name]
 
     def detached(self) -> Session:
-        """A session on this one's warm sources and keys (a key pasted for this session only too), with a
-        conversation of its own, no recorder and no router: the bench's, whose requests are measurements, not
-        chat turns. The sources stay this session's: close this one, not the detached one."""
+        """A session on this one's warm sources, embedded stand-ins and model choices and its keys (a key pasted
+        for this session only too), with a conversation of its own, no recorder and no router: the bench's, whose
+        requests are measurements, not chat turns. So no second llama.cpp child starts for it. The sources stay
+        this session's: close this one, not the detached one."""
         other = Session(self.config, key_lookup=lambda spec: self.key_lookup(spec), scanner=self.scanner)
-        other._sources = self._sources
+        other._sources, other._stand_ins, other._choices = self._sources, self._stand_ins, self._choices
         return other
 
     def forget_source(self, name: str) -> None:
@@ -676,11 +677,11 @@ class Session:
         if default and (chosen := self._choices.get(name, task)) is not None:
             turn.model = chosen
             yield ModelChosen(chosen, not_served(spec.kind, spec.model), time.perf_counter(), name)
-        attempt, first_send, retries = 1, None, 0
+        first_send, retries = None, 0
         while True:
             asked = time.perf_counter()
             try:
-                async with aclosing(self._attempt(turn, source, messages, max_tokens, first_send, attempt)) as events:
+                async with aclosing(self._attempt(turn, source, messages, max_tokens, first_send, retries + 1)) as events:
                     async for event in events:
                         yield event
                 return
@@ -707,8 +708,7 @@ class Session:
                     first_send = turn.meter.t_send if turn.meter else error.t_send or asked
                 turn.meter = None
                 retries += 1
-                attempt += 1
-                yield Retrying(turn, name, attempt, wait, error)
+                yield Retrying(turn, name, retries + 1, wait, error)
                 await asyncio.sleep(wait)
 
     async def _choose(self, source: Source, spec: SourceConfig, task: str | None) -> str | None:
