@@ -257,9 +257,11 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             await self.warmup.wait()  # never import the clients on the loop while the warm-up thread imports them
             async with aclosing(events):
                 async for event in events:
-                    if isinstance(event, ColumnEvent):
+                    if isinstance(event, ColumnEvent):  # a comparison's hot path
                         assert view is not None
                         view.show(event)
+                    elif not isinstance(event, Compared | Notice | NeedsKey | NeedsConsent):  # a reply's hot path
+                        reply.show(event)
                     elif isinstance(event, Compared):
                         view = self._start_compare(event)
                     elif isinstance(event, Notice):
@@ -267,11 +269,9 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
                             self.notify(event.text, severity=event.severity, timeout=15)
                         else:
                             self.chat.add_notice(event.text, event.severity)
-                    elif isinstance(event, NeedsKey | NeedsConsent):
+                    else:
                         ask(self, event)
                         self.refresh_bindings()
-                    else:
-                        reply.show(event)
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
         finally:
             reply.end()
