@@ -223,7 +223,7 @@ async def test_prompt_progress_is_reported_and_keeps_a_long_prompt_from_timing_o
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there: a proxy used would fail
     with ReplayServer(case) as server:
         spec = SourceConfig("tiny", "openai", server.url, "m", output_timeout_s=0.4)
-        source = OpenAISource(spec, extra_body={"return_progress": True}, trust_env=False)
+        source = OpenAISource(spec, extra_body={"return_progress": True})  # loopback: direct (sources.network)
         async with aclosing(source.stream(PROMPT)) as stream:
             events = [event async for event in stream]
         await source.aclose()

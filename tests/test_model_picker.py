@@ -341,8 +341,7 @@ class LlamaWireSession(Session):
 
     def source(self, name: str) -> OpenAISource:
         if name not in self._sources:
-            self._sources[name] = OpenAISource(self.config.sources[name], extra_body={"return_progress": True},
-                                               trust_env=False)
+            self._sources[name] = OpenAISource(self.config.sources[name], extra_body={"return_progress": True})
         source = self._sources[name]
         assert isinstance(source, OpenAISource)
         return source

@@ -21,9 +21,9 @@ from fastchat_tui.sources import (
     TextDelta,
     Usage,
     make_source,
-    proxy_warning,
 )
 from fastchat_tui.sources._util import ThinkSplitter
+from fastchat_tui.sources.network import takes_proxy
 from fastchat_tui.sources.openai_compat import OpenAISource
 from fastchat_tui.turn import SendOptions, Turn
 from tests.servers import OpenAIServer, Script, ServerProcess, synthetic_tokens
@@ -368,46 +368,67 @@ def test_openai_is_imported_lazily():
     assert out.strip() == "[]"
 
 
-# -- proxy_warning -------------------------------------------------------------------------
+# -- proxies (sources.network) ------------------------------------------------------------
+# A local URL once got a warning when a proxy would catch it; now it never goes through one (issue 25, item 4).
+
+PROXY = "http://proxy:3128"
 
 
 @pytest.mark.parametrize(
-    ("url", "env", "warns"),
+    ("url", "env"),
     [
-        ("http://127.0.0.1:11434", {}, False),
-        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128"}, True),
-        ("http://localhost:8080/v1", {"http_proxy": "http://proxy:3128"}, True),
-        ("http://localhost:8080/v1", {"ALL_PROXY": "socks5://proxy:1080"}, True),
-        ("http://localhost:8080/v1", {"all_proxy": "socks5://proxy:1080"}, True),
-        ("http://127.0.0.1:11434", {"HTTPS_PROXY": "http://proxy:3128"}, False),  # https proxy, http URL
-        ("https://gpubox.local/v1", {"HTTPS_PROXY": "http://proxy:3128"}, True),
-        ("http://192.168.1.20:11434", {"HTTP_PROXY": "http://proxy:3128"}, True),
-        ("http://[::1]:11434", {"HTTP_PROXY": "http://proxy:3128"}, True),
-        ("https://api.groq.com/openai/v1", {"HTTPS_PROXY": "http://proxy:3128"}, False),  # not local
-        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "localhost,127.0.0.1"}, False),
-        ("http://localhost:8080/v1", {"HTTP_PROXY": "http://proxy:3128", "no_proxy": "*"}, False),
-        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "localhost"}, True),
-        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "127.0.0.0/8"}, False),
-        ("http://[::1]:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "::1"}, False),
-        ("http://gpu.lan:8000/v1", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": ".lan"}, False),
-        ("http://gpu.lan:8000/v1", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "lan"}, False),
-        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "127.0.0.1:9999"}, True),
-        ("http://127.0.0.1:11434", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "127.0.0.1:11434"}, False),
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": PROXY}),
+        ("http://localhost:8080/v1", {"http_proxy": PROXY}),
+        ("http://localhost:8080/v1", {"ALL_PROXY": "socks5://proxy:1080"}),
+        ("http://localhost:8080/v1", {"all_proxy": "socks5://proxy:1080"}),
+        ("https://gpubox.local/v1", {"HTTPS_PROXY": PROXY}),
+        ("http://192.168.1.20:11434", {"HTTP_PROXY": PROXY}),
+        ("http://[::1]:11434", {"HTTP_PROXY": PROXY}),
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": PROXY, "NO_PROXY": "localhost"}),
+        ("http://127.0.0.1:11434", {"HTTP_PROXY": PROXY, "NO_PROXY": "127.0.0.1:9999"}),
+        ("http://gpu.lan:8000/v1", {"HTTP_PROXY": PROXY}),
     ],
 )
-def test_proxy_warning(url: str, env: dict[str, str], warns: bool):
-    warning = proxy_warning(url, env)
-    assert (warning is not None) == warns, warning
-    if warning:
-        assert "NO_PROXY" in warning
+def test_a_local_url_goes_direct_whatever_the_environment_says(url: str, env: dict[str, str]):
+    assert takes_proxy(SourceConfig("s", "openai", url, "m", tags=["local"]), env) is False
 
 
-def test_proxy_warning_hides_proxy_credentials_and_knows_ollama_ignores_cidr():
-    warning = proxy_warning("http://localhost:11434", {"HTTP_PROXY": "http://user:hunter2@proxy:3128"})
-    assert warning and "hunter2" not in warning and "proxy:3128" in warning
-    env = {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "127.0.0.0/8"}
-    assert proxy_warning("http://127.0.0.1:11434", env) is None
-    assert proxy_warning("http://127.0.0.1:11434", env, kind="ollama") is not None
+@pytest.mark.parametrize(
+    ("url", "env", "refused"),
+    [
+        ("http://gpu.example.test:8000/v1", {"HTTP_PROXY": PROXY}, True),
+        ("http://gpu.example.test:8000/v1", {"HTTPS_PROXY": PROXY}, False),  # an https proxy, an http URL
+        ("http://gpu.example.test:8000/v1", {"HTTP_PROXY": PROXY, "no_proxy": "*"}, False),
+        ("http://gpu.example.test:8000/v1", {"HTTP_PROXY": PROXY, "NO_PROXY": ".example.test"}, False),
+        ("http://gpu.example.test:8000/v1", {"HTTP_PROXY": PROXY, "NO_PROXY": "example.test"}, False),
+        ("http://gpu.example.test:8000/v1", {"HTTP_PROXY": PROXY, "NO_PROXY": "gpu.example.test:9999"}, True),
+        ("http://gpu.example.test:8000/v1", {"HTTP_PROXY": PROXY, "NO_PROXY": "gpu.example.test:8000"}, False),
+        ("http://8.8.4.4:8000/v1", {"HTTP_PROXY": PROXY, "NO_PROXY": "8.8.4.0/24"}, False),
+        ("http://8.8.4.4:8000/v1", {"HTTP_PROXY": PROXY, "NO_PROXY": "8.8.4.4"}, False),
+        ("http://[2606:4700::1111]:8000/v1", {"HTTP_PROXY": PROXY, "NO_PROXY": "2606:4700::1111"}, False),
+        ("http://[2606:4700::1111]:8000/v1", {"ALL_PROXY": PROXY}, True),
+    ],
+)
+def test_no_proxy_decides_whether_plain_http_off_this_machine_goes_direct(url: str, env: dict[str, str],
+                                                                           refused: bool):
+    spec = SourceConfig("s", "openai", url, "m", tags=["hosted"])
+    if refused:
+        with pytest.raises(SourceError, match="not sent") as caught:
+            takes_proxy(spec, env)
+        assert caught.value.kind is ErrorKind.PROTOCOL and "NO_PROXY" in caught.value.message
+    else:
+        assert takes_proxy(spec, env) is False
+
+
+def test_the_refusal_hides_proxy_credentials_and_knows_ollama_ignores_cidr():
+    spec = SourceConfig("s", "openai", "http://gpu.example.test:8000/v1", "m", tags=["hosted"])
+    with pytest.raises(SourceError) as caught:
+        takes_proxy(spec, {"HTTP_PROXY": "http://user:hunter2@proxy:3128"})
+    assert "hunter2" not in caught.value.message and "proxy:3128" in caught.value.message
+    env = {"HTTP_PROXY": PROXY, "NO_PROXY": "8.8.4.0/24"}
+    assert takes_proxy(SourceConfig("s", "openai", "http://8.8.4.4:8000/v1", "m", tags=["hosted"]), env) is False
+    with pytest.raises(SourceError):
+        takes_proxy(SourceConfig("s", "ollama", "http://8.8.4.4:11434", "m", tags=["local"]), env)
 
 
 @pytest.mark.parametrize(
@@ -434,7 +455,8 @@ async def test_stopping_early_then_streaming_again(openai_server: OpenAIServer):
     assert "".join(texts(events)) == "Hello, world!"
 
 
-def test_ask_warns_when_a_proxy_would_catch_a_local_source(tmp_path, monkeypatch, capsys):
+def test_no_warning_of_a_proxy_for_a_local_source(tmp_path, monkeypatch, capsys):
+    """It once warned that the proxy would catch the source; now a local source never goes through one."""
     from fastchat_tui import cli
 
     config = tmp_path / "config.toml"
@@ -445,7 +467,7 @@ def test_ask_warns_when_a_proxy_would_catch_a_local_source(tmp_path, monkeypatch
         monkeypatch.delenv(name, raising=False)
     assert cli.main(["config", "check"]) == 0
     err = capsys.readouterr().err
-    assert "warning:" in err and "127.0.0.1:9" in err and "NO_PROXY" in err
+    assert "warning:" not in err and "NO_PROXY" not in err
 
 
 # -- reasoning (issue 11) ------------------------------------------------------------------

@@ -317,12 +317,19 @@ def install_log_redaction() -> None:
         logging.setLogRecordFactory(_RedactingRecordFactory(current))
 
 
-def install_excepthook() -> None:
-    """Make uncaught tracebacks go to stderr redacted (keys can sit in exception messages or locals' reprs)."""
+def redacted_traceback(error: BaseException) -> str:
+    """``error``'s traceback as fastchat prints one: without any frame's locals (they hold prompts and keys), and
+    redacted (keys can sit in exception messages)."""
     import traceback
 
+    return redact("".join(traceback.format_exception(error)))
+
+
+def install_excepthook() -> None:
+    """Make uncaught tracebacks go to stderr redacted (:func:`redacted_traceback`)."""
+
     def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
-        sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
+        sys.stderr.write(redacted_traceback(value.with_traceback(tb)))
 
     sys.excepthook = hook
 

@@ -39,20 +39,13 @@ def load_config() -> Config:
 
     A broken file raises ``CommandError`` with exit code 2, naming file, line and key. With no
     config file, presets whose key is in the environment or the OS keyring are found.
-
-    Warns on stderr when a proxy from the environment would catch a local source's requests.
     """
     from fastchat_tui.keys import has_stored_key
 
     try:
-        config = load(has_stored_key=has_stored_key)
+        return load(has_stored_key=has_stored_key)
     except ConfigError as exc:
         raise CommandError(str(exc), 2) from None
-    from fastchat_tui.sources import proxy_warnings
-
-    for warning in proxy_warnings(config.sources.values(), os.environ):
-        warn(warning)
-    return config
 
 
 def attach_keyboard() -> bool:

@@ -5,6 +5,7 @@ wording; in-stream errors; ``<think>`` tags."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -101,9 +102,35 @@ def limit_error(name: str, what: str, chars: int, chunks: int, reasoning_chars: 
     return SourceError(before, f"{name}: {what}", source=name)
 
 
-def count(value: object) -> int | None:
-    """A token count from a server: a whole number of 0 or more, or ``None``."""
-    return value if type(value) is int and value >= 0 else None
+COUNT_LIMIT = 1 << 53
+"""Counts and durations from a server are below this: 2**53 tokens, bytes or nanoseconds (104 days) is
+beyond any real reply or model, and every such number still converts to a float exactly and fits SQLite."""
+
+
+class BadCount(ValueError):
+    """A count from a server that no real one sends (negative, :data:`COUNT_LIMIT` or more, or a float that is
+    not finite): refused where it is read, before any meter, price or table sees it."""
+
+
+def count(value: object, what: str = "a count") -> int | None:
+    """A count from a server (tokens, bytes, nanoseconds): a whole number from 0 to below :data:`COUNT_LIMIT`;
+    ``None`` when it sent none, or something that is not a number. Raises :class:`BadCount` for a number out of
+    that range (``what`` names it in the message)."""
+    if type(value) is int:
+        if 0 <= value < COUNT_LIMIT:
+            return value
+    elif type(value) is not float or math.isfinite(value):
+        return None
+    digits = str(value)
+    shown = digits if len(digits) <= 24 else f"{digits[:8]}… ({len(digits)} digits)"
+    raise BadCount(f"{what} = {shown}, out of range for a count (a whole number from 0 to below 2**53)")
+
+
+def count_error(name: str, error: BadCount, chars: int, chunks: int, reasoning_chars: int = 0) -> SourceError:
+    """The error for a count out of range (:class:`BadCount`): the server's fault (``protocol``); what arrived
+    before it was yielded, and the session keeps it."""
+    after = f" after {received(chars, chunks, reasoning_chars)}; the reply is kept" if chunks else ""
+    return SourceError(ErrorKind.PROTOCOL, f"{name}: the server sent {error}{after}", source=name)
 
 
 def text_or_none(value: object, limit: int = 200) -> str | None:

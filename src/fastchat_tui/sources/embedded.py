@@ -161,7 +161,7 @@ class EmbeddedSource:
                 raise
             self._child, self._serves, self._base = child, wanted, not model.header.chat_template
             inner = replace(self.config, kind="openai", base_url=child.url, model=model.name)
-            self._inner = OpenAISource(inner, extra_body={"return_progress": True}, trust_env=False)
+            self._inner = OpenAISource(inner, extra_body={"return_progress": True})  # loopback: no proxy
 
     def _find(self, wanted: str) -> gguf.GGUFModel:
         """The model ``wanted`` names, with its header (blocking: run in a thread)."""

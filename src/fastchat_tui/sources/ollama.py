@@ -6,8 +6,8 @@ memory quadratically), reads and parses an error body of any size (200,000 neste
 source's limits, as :mod:`.openai_compat` does for SSE (``timeout_s`` for the headers in all and
 each read, ``output_timeout_s`` without output, ``max_line_bytes``, ``max_body_bytes`` after
 decompression, ``max_reply_chars``), and cleans server text (:class:`Budget`). ``httpx`` is the
-client the ``ollama`` package wraps, so proxies and ``NO_PROXY`` work as they did; it is
-imported on first use.
+client the ``ollama`` package wraps; it is imported on first use. Whether it takes a proxy from the
+environment, and where a connection to this machine may go, is :mod:`.network`'s rule.
 
 ``Sent.t`` is stamped by the connection as it writes the request headers (an httpx request
 hook adds a ``trace`` callback), so neither the client library's set-up nor a first request's
@@ -32,8 +32,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import os
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -45,12 +46,14 @@ from fastchat_tui.sources._util import (
     MAX_DEPTH,
     MESSAGE_CAP,
     MODEL_LIST_CAP,
+    BadCount,
     Budget,
     LineSplitter,
     OverLimit,
     ThinkSplitter,
     TooDeep,
     count as _count,
+    count_error,
     cut as _cut,
     excerpt as _excerpt,
     limit_error,
@@ -76,6 +79,7 @@ from fastchat_tui.sources.base import (
     TextDelta,
     Usage,
 )
+from fastchat_tui.sources.network import Trace, loopback_check, takes_proxy
 from fastchat_tui.text import clean
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,14 +100,20 @@ perf_counter = time.perf_counter
 _t_written: contextvars.ContextVar[float | None] = contextvars.ContextVar("fastchat_ollama_t_written", default=None)
 
 
-async def _trace(step: str, info: dict[str, Any]) -> None:
-    if step.endswith(".send_request_headers.started"):
-        _t_written.set(perf_counter())
+def _stamper(check: Trace | None) -> Callable[[Any], Awaitable[None]]:
+    """The httpx request hook: has the connection (httpcore's ``trace`` extension) stamp t_send as it writes, and
+    run ``check`` on its other steps (:func:`~fastchat_tui.sources.network.loopback_check`)."""
 
+    async def trace(step: str, info: dict[str, Any]) -> None:
+        if step.endswith(".send_request_headers.started"):
+            _t_written.set(perf_counter())
+        elif check is not None:
+            await check(step, info)
 
-async def _stamp_send(request: Any) -> None:
-    """httpx request hook: has the connection (httpcore's ``trace`` extension) stamp t_send as it writes."""
-    request.extensions["trace"] = _trace
+    async def stamp(request: Any) -> None:
+        request.extensions["trace"] = trace
+
+    return stamp
 
 
 class OllamaSource:
@@ -120,7 +130,9 @@ class OllamaSource:
         self._httpx: Any = None
 
     def _ensure_client(self) -> Any:
+        """The warm client, built on first use; raises :class:`SourceError` where :func:`takes_proxy` refuses."""
         if self._client is None:
+            proxied = takes_proxy(self.config, os.environ)
             import httpx
 
             self._httpx = httpx
@@ -131,8 +143,9 @@ class OllamaSource:
                 base_url=self.base_url,
                 headers={"Accept": "application/json", "User-Agent": f"fastchat/{__version__}"},
                 timeout=httpx.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP)),
-                event_hooks={"request": [_stamp_send]},
+                event_hooks={"request": [_stamper(loopback_check(self.config))]},
                 follow_redirects=False,  # see sources._util.redirect_error
+                transport=None if proxied else httpx.AsyncHTTPTransport(),  # a transport of its own: no proxy
             )
         return self._client
 
@@ -272,10 +285,14 @@ class OllamaSource:
                 yield ReasoningDelta(thinking, t)
             if text:
                 yield TextDelta(text, t)
-            eval_count, prompt_count = _count(final.get("eval_count")), _count(final.get("prompt_eval_count"))
+            try:
+                eval_count, prompt_count, eval_ns = (_count(final.get(key), key) for key in (
+                    "eval_count", "prompt_eval_count", "eval_duration"))
+            except BadCount as exc:
+                raise count_error(self.name, exc, chars, chunks, thought) from None
             if eval_count is not None or prompt_count is not None:
                 yield Usage(output_tokens=eval_count, input_tokens=prompt_count, server_eval_count=eval_count,
-                            server_eval_ns=_count(final.get("eval_duration")))
+                            server_eval_ns=eval_ns)
             reason = final.get("done_reason")
             yield Done(t, clean(reason) if type(reason) is str else None)
             # read to the end of the body so the connection goes back to the pool

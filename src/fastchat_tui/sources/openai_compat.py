@@ -43,9 +43,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import os
 import re
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fastchat_tui.presets import PRESETS
@@ -54,12 +55,14 @@ from fastchat_tui.sources._util import (
     MAX_DEPTH,
     MESSAGE_CAP,
     MODEL_LIST_CAP,
+    BadCount,
     Budget,
     LineSplitter,
     OverLimit,
     ThinkSplitter,
     TooDeep,
     count as _count,
+    count_error,
     cut as _cut,
     excerpt as _excerpt,
     limit_error,
@@ -84,6 +87,7 @@ from fastchat_tui.sources.base import (
     TextDelta,
     Usage,
 )
+from fastchat_tui.sources.network import Trace, loopback_check, takes_proxy
 from fastchat_tui.text import clean
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,13 +121,11 @@ class OpenAISource:
 
     kind = "openai"
 
-    def __init__(self, config: SourceConfig, api_key: str | None = None, *, extra_body: dict[str, Any] | None = None,
-                 trust_env: bool = True) -> None:
-        """``extra_body``: fields added to every chat request; ``trust_env=False``: no proxy from the environment
-        (the embedded source's own server on loopback is never behind one)."""
+    def __init__(self, config: SourceConfig, api_key: str | None = None, *,
+                 extra_body: dict[str, Any] | None = None) -> None:
+        """``extra_body``: fields added to every chat request."""
         self.config = config
         self._extra_body = extra_body
-        self._trust_env = trust_env
         self.name = config.name
         self.model = config.model
         self.base_url = config.base_url.rstrip("/")
@@ -138,8 +140,10 @@ class OpenAISource:
     # -- client ----------------------------------------------------------------------
 
     def _ensure_client(self) -> Any:
+        """The warm client, built on first use; raises :class:`SourceError` where :func:`takes_proxy` refuses."""
         if self._client is not None:
             return self._client
+        proxied = takes_proxy(self.config, os.environ)
         import httpx2
         import openai
 
@@ -164,11 +168,13 @@ class OpenAISource:
             max_retries=0,
             default_headers=headers,
             # the SDK's defaults (limits, redirects), plus a hook that stamps t_send on the
-            # request itself, after the SDK has built it and just before it is written
-            # ... but redirects are not followed: see sources._util.redirect_error
+            # request itself, after the SDK has built it and just before it is written (and checks
+            # where a connection to this machine went: sources.network) ... but redirects are not
+            # followed: see sources._util.redirect_error. A transport of its own: no proxy.
             http_client=openai.DefaultAsyncHttpxClient(
-                timeout=timeout, event_hooks={"request": [_stamp_send], "response": [self._refuse]},
-                follow_redirects=False, trust_env=self._trust_env),
+                timeout=timeout, event_hooks={"request": [_stamper(loopback_check(self.config))],
+                                              "response": [self._refuse]},
+                follow_redirects=False, transport=None if proxied else httpx2.AsyncHTTPTransport()),
         )
         return self._client
 
@@ -318,11 +324,13 @@ class OpenAISource:
                             if "prompt_progress" in obj:  # llama.cpp reading the prompt: it is working
                                 progress = obj["prompt_progress"]
                                 t_output = t
-                                yield Preparing("prompt", t, _count(progress.get("processed")),
-                                                _count(progress.get("total")))
+                                yield Preparing("prompt", t, _count(progress.get("processed"), "prompt_progress.processed"),
+                                                _count(progress.get("total"), "prompt_progress.total"))
                             error = obj.get("error")
                             if error is None and (event == b"error" or obj.get("object") == "error"):
                                 error = obj
+                        except BadCount as exc:
+                            raise count_error(self.name, exc, chars, chunks, thought) from None
                         except (ValueError, AttributeError, TypeError, IndexError, KeyError) as exc:
                             what = f"JSON nested more than {MAX_DEPTH} levels deep" if isinstance(exc, TooDeep) else (
                                 "a malformed data line")
@@ -541,18 +549,24 @@ class OpenAISource:
 T_SEND_KEY = "fastchat.t_send"
 
 
-async def _stamp_send(request: Any) -> None:
-    """httpx2 request hook (after the SDK built the request): the connection stamps t_send as it writes the headers.
+def _stamper(check: Trace | None) -> Callable[[Any], Awaitable[None]]:
+    """The httpx2 request hook (after the SDK built the request): the connection stamps t_send as it writes the
+    headers, and runs ``check`` on its other steps (:func:`~fastchat_tui.sources.network.loopback_check`).
 
     That is after the connection pool's first-use work and any connecting, which are the
     client's, not the source's; httpcore calls the ``trace`` extension at each step.
     """
 
-    async def trace(step: str, info: dict[str, Any]) -> None:
-        if step.endswith(".send_request_headers.started"):
-            request.extensions[T_SEND_KEY] = perf_counter()
+    async def stamp(request: Any) -> None:
+        async def trace(step: str, info: dict[str, Any]) -> None:
+            if step.endswith(".send_request_headers.started"):
+                request.extensions[T_SEND_KEY] = perf_counter()
+            elif check is not None:
+                await check(step, info)
 
-    request.extensions["trace"] = trace
+        request.extensions["trace"] = trace
+
+    return stamp
 
 
 def _listed(entry: dict[str, Any]) -> ModelInfo:
@@ -600,7 +614,7 @@ def _usage(obj: dict[str, Any]) -> Usage | None:
     if not usage and not timings:
         return None
     usage = usage or {}
-    tokens = _count(usage.get("completion_tokens"))
+    tokens = _count(usage.get("completion_tokens"), "usage.completion_tokens")
     details = usage.get("completion_tokens_details") or {}
     tps = None
     if timings:
@@ -608,9 +622,9 @@ def _usage(obj: dict[str, Any]) -> Usage | None:
     else:
         seconds = _rate((obj.get("time_info") or usage).get("completion_time"))
         if seconds and tokens:
-            tps = tokens / seconds
-    return Usage(output_tokens=tokens, input_tokens=_count(usage.get("prompt_tokens")),
-                 reasoning_tokens=_count(details.get("reasoning_tokens")), server_tps=tps)
+            tps = _rate(tokens / seconds)
+    return Usage(output_tokens=tokens, input_tokens=_count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+                 reasoning_tokens=_count(details.get("reasoning_tokens"), "usage.reasoning_tokens"), server_tps=tps)
 
 
 def _rate(value: object) -> float | None:

@@ -8,7 +8,7 @@ is decided there.
 from __future__ import annotations
 
 import asyncio
-import os
+import sys
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from functools import partial
@@ -142,10 +142,6 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         for warning in [*self._theme_warnings, *self._startup_warnings]:
             self.notify(warning, severity="warning", timeout=10)
         self._startup_warnings = []
-        from fastchat_tui.sources import proxy_warnings
-
-        for warning in proxy_warnings(self.config.sources.values(), os.environ):
-            self.notify(warning, severity="warning", timeout=10)
         self.prompt_input.focus()
         self.call_after_refresh(tune_gc)
         if self.continue_chat:
@@ -349,6 +345,19 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     async def run_async(self, **options: Any) -> None:
         """Run the chat; SIGTERM and SIGHUP end it as Esc then Ctrl+Q would (:mod:`fastchat_tui.ui.signals`)."""
         return await run_ending_on_signals(self, partial(super().run_async, **options), lambda: self._reply_worker)
+
+    def _fatal_error(self) -> None:
+        """Textual prints an unhandled error's traceback with every frame's locals, and those hold prompts and
+        keys: it is printed as every fastchat traceback is (:func:`~fastchat_tui.keys.redacted_traceback`), without
+        them. Textual calls this while the error is being handled, as its own version reads it there too."""
+        from rich.text import Text
+
+        from fastchat_tui.keys import redacted_traceback
+
+        error = sys.exc_info()[1]
+        self.bell()
+        self._exit_renderables.append(Text(redacted_traceback(error) if error else "fastchat: the chat ended on an error"))
+        self._close_messages_no_wait()
 
     async def on_unmount(self) -> None:
         await self.session.aclose()
