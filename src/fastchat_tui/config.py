@@ -202,7 +202,9 @@ class Config:
 
 
 def is_loopback_url(url: str) -> bool:
-    """Whether ``url`` points at this machine: ``localhost``, a loopback address, or a Unix socket."""
+    """Whether ``url`` names this machine: ``localhost``, a loopback address, or a Unix socket. A name is a claim
+    until the connection is made (``x.localhost`` may go to DNS): :mod:`fastchat_tui.sources.network` checks there
+    that such a source's connections reach a loopback address."""
     if url.startswith(("unix:", "http+unix:")):
         return True
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
