@@ -192,6 +192,11 @@ sensitive_paths = ["*.secret.yaml", "**/private/**"]
          "not a valid regular expression"),
         ('\n[[router.rules]]\nsource = "local"\n', 23, "router.rules[1]", "missing 'task'"),
         ('\n[router]\nsensitive_patterns = ["[a-"]\n', 24, "router.sensitive_patterns", "not a valid regular expression"),
+        ("\n[router]\nsensitive_patterns = ['(a+)+$']\n", 24, "router.sensitive_patterns", "exponential time"),
+        ("\n[router]\nsensitive_patterns = ['ACME-[0-9]{6}',\n  '(\\w+\\s?)*$']\n", 24, "router.sensitive_patterns",
+         "nested quantifiers"),
+        ('\n[[router.rules]]\ntask = "chat"\nmatch = "(a|aa)+$"\nsource = "local"\n', 25, "router.rules[1].match",
+         "overlapping alternation"),
     ],
 )
 def test_router_config_errors_name_file_line_and_key(tmp_path: Path, extra: str, line: int, key: str, words: str) -> None:
