@@ -13,6 +13,7 @@ import pytest
 
 from fastchat_tui import cli
 from fastchat_tui.attachment import Attachment
+from fastchat_tui.classify import find_sensitive
 from fastchat_tui.config import ConfigError, SourceConfig, load
 from fastchat_tui.meter import Reading
 from fastchat_tui.router import Router, fallback_text, status_text
@@ -176,6 +177,22 @@ sensitive_paths = ["*.secret.yaml", "**/private/**"]
     assert route(router, "ok", attachments=(Attachment("conf/db.secret.yaml", "a: 1"),)).task == "sensitive"
     assert route(router, "ok", attachments=(Attachment("docs/private/notes.md", "hello"),)).task == "sensitive"
     assert route(router, "ok", attachments=(Attachment("docs/public/notes.md", "hello"),)).task == "chat"
+
+
+def test_find_sensitive_returns_every_finding_of_the_request_and_file_names_match_in_any_case() -> None:
+    """Issue 25: before, the first finding was all a request reported, and ``ID_RSA`` or ``.ENV`` were sent."""
+    password = "hunter2" + "isgreat"
+    findings = find_sensitive(f"boto3 rejects {AWS_ID}", (Attachment("deploy/ID_RSA", "ssh key"),
+                                                          Attachment("KEY.PEM", f"DB_PASSWORD={password}")),
+                              (f"curl -u deploy:{password} https://ci.example.com",))
+    assert [str(finding) for finding in findings] == [
+        "AWS access key in the prompt, line 1",
+        "file name matches sensitive path 'id_rsa*' in attachment deploy/ID_RSA",
+        "file name matches sensitive path '*.pem' in attachment KEY.PEM",
+        "secret assignment (DB_PASSWORD=…) in attachment KEY.PEM, line 1",
+        "password on a command line (curl) in an earlier message of this conversation, line 1",
+    ]
+    assert find_sensitive("a plain question") == ()
 
 
 @pytest.mark.parametrize(

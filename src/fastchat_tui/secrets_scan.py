@@ -3,14 +3,18 @@
 Used by the router: a prompt, attachment or earlier message with a finding is
 ``sensitive`` and stays on a local source. A finding names *what* was found and
 *where* (the line), never the value, so it can be shown in the status bar, in
-``--json`` output and in logs.
+``--json`` output and in logs; a text reports every finding, one per kind and line.
 
 The built-in patterns cover key and token formats, private key blocks, secret-named
 keys assigned anywhere in a line (env, INI, YAML, JSON, code, ``.npmrc``, connection
-strings), Kubernetes Secret data, ``.netrc`` entries, passwords in URLs, passwords
-stated in words (in the languages of the router's table), payment cards (Luhn), IBANs
-(mod 97), national ID numbers with their check digits, labelled passport numbers and
-a phone number given with a street address. A unified diff's file names are checked
+strings), Azure storage account keys, Kubernetes Secret data, ``.netrc`` entries,
+passwords and tokens in URLs, signed URLs, passwords on the command lines of tools that
+take them (``mysql -p…``, ``curl -u``, ``docker login -p``...) and in secret-named flags,
+passwords passed by position to a login or connect call, passwords stated in words (in
+the languages of the router's table), payment cards (Luhn), IBANs (mod 97), national ID
+numbers with their check digits, labelled passport numbers, a medical record (a record
+number with a date of birth and a diagnosis), a phone number given with a street address,
+and base64 or hex that decodes to any of these. A unified diff's file names are checked
 against the path globs. Users add their own regexes and path globs in ``[router]``.
 
 Every built-in regex is linear on adversarial input: each quantifier is bounded and no
