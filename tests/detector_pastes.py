@@ -43,6 +43,8 @@ POSITIVES: list[tuple[str, str, str, str]] = [
     ("mysql --password=", "en", f"mysql --host=db --user=app --password={PW2} shop < schema.sql", PW2),
     ("curl -u user:pass", "en",
      f"curl -u deploy:{PW2} -X POST https://ci.example.com/job/build/buildWithParameters", PW2),
+    ("curl full path", "ja", f"このcronが401になります: */5 * * * * /usr/bin/curl -s -u monitor:{PW2} https://status.example.jp",
+     PW2),
     ("curl --user fr", "fr", f"Pourquoi j'ai une 401 ?\ncurl --user admin:{PW} https://nexus.interne.fr/service/rest", PW),
     ("docker login -p", "en",
      f"docker login -u ci-bot -p {PW2} registry.gitlab.example.com\nWARNING! Using --password via the CLI is insecure.",
@@ -192,4 +194,5 @@ CONTROLS: list[tuple[str, str, str]] = [
     ("ldapsearch prompt", "en", "ldapsearch -x -W -D 'cn=admin,dc=corp' -b 'dc=corp'"),
     ("SK word", "en", "SKU list: SKATEBOARD-0001, SKI-POLE-22"),
     ("dapi prose", "en", "the dapi package and the dapilot tool"),
+    ("curl inside a longer name", "en", "libcurl -u is not a command; pycurl -u neither"),
 ]

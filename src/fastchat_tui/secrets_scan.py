@@ -506,7 +506,6 @@ _COMMAND = re.compile(
     r"|ldap(?:search|modify|add|delete|passwd|whoami)|smbclient|openssl|keytool)"
     r"(?P<args>[ \t][^\n]{1,400})"
 )
-_SHELL_SEPARATORS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "2>"}
 # The flags that take the password as their next argument, and those that hold it after ``=``, per tool family.
 _NEXT_ARG = {
     "mongo": ("-p", "--password"), "redis-cli": ("-a", "--pass"), "sshpass": ("-p",), "ldap": ("-w",),
@@ -537,8 +536,8 @@ def _arguments(text: str) -> list[str]:
 def _command_password(match: re.Match[str]) -> str | None:
     """The password that a command line gives its tool, if any (``mysql -pS3cret``, ``curl -u me:S3cret``...)."""
     before = match.string[match.start() - 1:match.start()]
-    if before and (before.isalnum() or before in "_-./"):
-        return None  # part of a longer name (``my-docker``, ``/usr/bin/curl`` is fine: checked below)
+    if before and (before.isalnum() or before in "_-."):
+        return None  # part of a longer name (``my-docker``, ``libcurl``); ``/usr/bin/curl`` is the tool
     tool = match.group("tool")
     family = ("mongo" if tool.startswith("mongo") else "ldap" if tool.startswith("ldap") else
               "mysql" if tool.startswith(("mysql", "mariadb")) else
@@ -644,10 +643,13 @@ ENCODED_DECODE_CHARS = 8_192
 """How much of one encoded run is decoded and scanned: enough for a key block's header and some key material."""
 
 
-@functools.lru_cache(maxsize=1024)
-def _decoded_finding(value: str) -> str | None:
-    """What a built-in pattern finds in the text that ``value`` (base64 or hex) decodes to, if it is text."""
-    head = value[:ENCODED_DECODE_CHARS]
+def _encoded_finding(match: re.Match[str]) -> str | None:
+    return _decoded_finding(match.group("v")[:ENCODED_DECODE_CHARS])
+
+
+@functools.lru_cache(maxsize=256)
+def _decoded_finding(head: str) -> str | None:
+    """What a built-in pattern finds in the text that ``head`` (base64 or hex) decodes to, if it is text."""
     try:
         if _HEX.fullmatch(head):
             raw, encoding = bytes.fromhex(head), "hex"
@@ -877,8 +879,8 @@ BUILTIN: tuple[_Pattern, ...] = (
     _Pattern("phone number with a street address", _PHONE, _phone, requires=(_STREET_ADDRESS,)),
     _Pattern("Chinese mobile number with a street address", _CN_MOBILE, requires=(_STREET_ADDRESS,),
              needs=("路", "街", "道", "巷", "弄", "号", "號")),
-    _Pattern("encoded secret", _ENCODED, lambda m: _decoded_finding(m.group("v")) is not None,
-             lambda m: _decoded_finding(m.group("v")) or "encoded secret"),
+    _Pattern("encoded secret", _ENCODED, lambda m: _encoded_finding(m) is not None,
+             lambda m: _encoded_finding(m) or "encoded secret"),
 )
 
 # File names that hold secrets whatever their content.
@@ -999,7 +1001,8 @@ class Scanner:
     def scan_path(self, path: str) -> Finding | None:
         """A finding if the file name matches a sensitive glob, in any case (``.ENV``, ``ID_RSA``: file systems on
         Windows and macOS ignore case); templates such as ``.env.example`` excluded."""
-        posix = str(PurePosixPath(path.replace("\\", "/"))).lower()
+        written = str(PurePosixPath(path.replace("\\", "/")))
+        posix = written.lower()
         name = posix.rsplit("/", 1)[-1]
         if not name or name.endswith(_TEMPLATE_SUFFIXES):
             return None
@@ -1007,5 +1010,5 @@ class Scanner:
             flat = glob.lower().replace("**/", "*")
             target = posix if "/" in glob else name
             if fnmatch.fnmatchcase(target, flat) or ("/" in glob and fnmatch.fnmatchcase("/" + posix, flat)):
-                return Finding(f"file name matches sensitive path '{glob}'", path.replace("\\", "/").rsplit("/", 1)[-1])
+                return Finding(f"file name matches sensitive path '{glob}'", written.rsplit("/", 1)[-1])
         return None
