@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fastchat_tui.config import Config, SourceConfig, load
 from fastchat_tui.routing import Route
-from fastchat_tui.session import Session
+from fastchat_tui.session import SensitiveRefusal, Session
 from fastchat_tui.sources.base import ErrorKind
 from tests.helpers import child_env, fastchat, session_events
 from tests.servers import OllamaServer, OpenAIServer, Script, closed_port
@@ -176,3 +176,34 @@ async def test_a_refused_prompt_is_kept_in_history_with_its_secrets_masked(spawn
         assert password not in store.chats()[0].title
         await session.aclose()
     assert turn.prompt.endswith("why?") and password in turn.prompt  # kept in memory for a confirmed retry
+
+
+# -- issue 25, item 1: a prompt with several findings reports all of them ------------------------------------
+
+TWO_SECRETS = f"deploy fails:\nexport AWS_KEY_ID={AWS_ID}\nmysqldump -u root -p{'Hunter2' + 'isgreat'} shop > dump.sql\n"
+
+
+async def test_a_refusal_carries_every_finding_of_the_request(spawn_server) -> None:
+    hosted, local = spawn_server(OpenAIServer), spawn_server(OllamaServer)
+    session = Session(Config(sources=sources(hosted.url, local.url), default_source="hosted"),
+                      key_lookup=lambda spec: "k")
+    turn = await session.send(TWO_SECRETS)
+    assert isinstance(turn.error, SensitiveRefusal)
+    assert [str(finding) for finding in turn.error.findings] == [
+        "AWS access key in the prompt, line 2", "password on a command line (mysqldump) in the prompt, line 3"]
+    assert all(str(finding) in turn.error.message for finding in turn.error.findings)
+    assert hosted.stream_requests() == []
+    await session.aclose()
+
+
+def test_ask_names_every_finding_when_it_refuses(tmp_path: Path, spawn_server) -> None:
+    hosted = spawn_server(OpenAIServer)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[sources.hosted]\nkind = "openai"\nbase_url = "{hosted.url}"\nmodel = "m"\n'
+                      'api_key_env = "BOUNDARY_KEY"\n', encoding="utf-8")
+    env = child_env(config, data=tmp_path / "data", BOUNDARY_KEY="sk-test")
+    refused = fastchat(env, "ask", "-s", "hosted", TWO_SECRETS)
+    assert refused.returncode == 1 and hosted.stream_requests() == []
+    assert "AWS access key in the prompt, line 2" in refused.stderr
+    assert "password on a command line (mysqldump) in the prompt, line 3" in refused.stderr
+    assert AWS_ID not in refused.stderr and "Hunter2isgreat" not in refused.stderr

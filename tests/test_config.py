@@ -296,3 +296,15 @@ def test_a_key_in_api_key_env_never_reaches_the_output(tmp_path):
         done = fastchat(child_env(path, home=tmp_path), *args)
         assert done.returncode == 2 and f"{path}, line 5, key 'sources.fast.api_key_env'" in done.stderr, args
         assert key not in done.stdout + done.stderr and key[:12] not in done.stdout + done.stderr
+
+
+# -- issue 25, item 9: a user's regex that backtracks for ever is refused at load ---------------------------
+
+def test_a_catastrophic_user_pattern_is_refused_by_route_and_config_check_within_seconds(tmp_path):
+    """Before, ``route`` ran ``(a+)+$`` on the prompt at 100 % CPU until killed; ``config check`` said nothing."""
+    path = write(tmp_path, SOURCE + "[router]\nsensitive_patterns = ['(a+)+$']\n")
+    for args in (("route", "a" * 40 + "!"), ("config", "check")):
+        done = fastchat(child_env(path, home=tmp_path), *args, timeout=30)
+        assert done.returncode == 2, done.stderr
+        assert f"{path}, line 5, key 'router.sensitive_patterns': '(a+)+$' can take exponential time" in done.stderr
+        assert "Traceback" not in done.stderr

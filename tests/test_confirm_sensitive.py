@@ -93,6 +93,19 @@ async def test_cancel_sends_nothing_anywhere(tmp_path, spawn_server):
         assert app.session.messages == []  # the refused prompt did not join the conversation
 
 
+async def test_the_dialog_lists_every_finding_of_the_prompt(tmp_path, spawn_server):
+    """Issue 25: before, the dialog listed only the first thing found."""
+    hosted, local = spawn_server(OpenAIServer), spawn_server(OllamaServer)
+    app = FastchatApp(config_for(tmp_path, hosted.url, local.url), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await refused_by_hand(pilot, app, f"{SECRET_PROMPT}\n{OTHER_SECRET}")
+        shown = dialog_text(dialog)
+        assert "AWS access key in the prompt, line 1" in shown
+        assert "secret assignment (DB_PASSWORD=…) in the prompt, line 2" in shown
+        assert AWS_ID not in shown and "hunter2isgreat" not in shown
+        await pilot.press("escape")
+
+
 @pytest.mark.parametrize("theme", ["fastchat-dark", "fastchat-light"])
 def test_confirm_dialog_snapshot(theme: str, tmp_path: Path, snap_compare, dead_url: str):
     app = FastchatApp(config_for(tmp_path, dead_url + "/v1", dead_url, theme), probe_on_start=False)

@@ -13,6 +13,7 @@ import pytest
 
 from fastchat_tui import cli
 from fastchat_tui.attachment import Attachment
+from fastchat_tui.classify import find_sensitive
 from fastchat_tui.config import ConfigError, SourceConfig, load
 from fastchat_tui.meter import Reading
 from fastchat_tui.router import Router, fallback_text, status_text
@@ -178,6 +179,22 @@ sensitive_paths = ["*.secret.yaml", "**/private/**"]
     assert route(router, "ok", attachments=(Attachment("docs/public/notes.md", "hello"),)).task == "chat"
 
 
+def test_find_sensitive_returns_every_finding_of_the_request_and_file_names_match_in_any_case() -> None:
+    """Issue 25: before, the first finding was all a request reported, and ``ID_RSA`` or ``.ENV`` were sent."""
+    password = "hunter2" + "isgreat"
+    findings = find_sensitive(f"boto3 rejects {AWS_ID}", (Attachment("deploy/ID_RSA", "ssh key"),
+                                                          Attachment("KEY.PEM", f"DB_PASSWORD={password}")),
+                              (f"curl -u deploy:{password} https://ci.example.com",))
+    assert [str(finding) for finding in findings] == [
+        "AWS access key in the prompt, line 1",
+        "file name matches sensitive path 'id_rsa*' in attachment deploy/ID_RSA",
+        "file name matches sensitive path '*.pem' in attachment KEY.PEM",
+        "secret assignment (DB_PASSWORD=…) in attachment KEY.PEM, line 1",
+        "password on a command line (curl) in an earlier message of this conversation, line 1",
+    ]
+    assert find_sensitive("a plain question") == ()
+
+
 @pytest.mark.parametrize(
     ("extra", "line", "key", "words"),
     [
@@ -192,6 +209,11 @@ sensitive_paths = ["*.secret.yaml", "**/private/**"]
          "not a valid regular expression"),
         ('\n[[router.rules]]\nsource = "local"\n', 23, "router.rules[1]", "missing 'task'"),
         ('\n[router]\nsensitive_patterns = ["[a-"]\n', 24, "router.sensitive_patterns", "not a valid regular expression"),
+        ("\n[router]\nsensitive_patterns = ['(a+)+$']\n", 24, "router.sensitive_patterns", "exponential time"),
+        ("\n[router]\nsensitive_patterns = ['ACME-[0-9]{6}',\n  '(\\w+\\s?)*$']\n", 24, "router.sensitive_patterns",
+         "nested quantifiers"),
+        ('\n[[router.rules]]\ntask = "chat"\nmatch = "(a|aa)+$"\nsource = "local"\n', 25, "router.rules[1].match",
+         "overlapping alternation"),
     ],
 )
 def test_router_config_errors_name_file_line_and_key(tmp_path: Path, extra: str, line: int, key: str, words: str) -> None:

@@ -11,9 +11,17 @@ import time
 
 import pytest
 
-from fastchat_tui.secrets_scan import BUILTIN, Finding, Scanner, _Pattern
+from fastchat_tui.secrets_scan import BUILTIN, MAX_FINDINGS, Finding, Scanner, _Pattern
+from tests.detector_pastes import CONTROLS as PASTE_CONTROLS, POSITIVES
 
 SCANNER = Scanner()
+
+
+def _first(scanner: Scanner, text: str, where: str) -> Finding | None:
+    """The first of ``text``'s findings (the one a one-line summary names), if any."""
+    findings = scanner.findings(text, where)
+    return findings[0] if findings else None
+
 
 HUNTER2 = "hunter2" + "isgreat"
 RANDOM16 = "abcd1234" + "efgh5678"
@@ -218,7 +226,7 @@ CONTROLS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize(("label", "text", "value"), SENSITIVE, ids=[c[0] for c in SENSITIVE])
 def test_sensitive_text_is_found_and_the_finding_never_holds_the_value(label: str, text: str, value: str) -> None:
-    finding = SCANNER.scan_text(text, "the prompt")
+    finding = _first(SCANNER, text, "the prompt")
     assert finding is not None, f"{label}: not caught"
     assert value not in str(finding) and value.replace(" ", "") not in str(finding)
     assert finding.where.startswith("the prompt, line ") or "diff of" in finding.where
@@ -226,13 +234,13 @@ def test_sensitive_text_is_found_and_the_finding_never_holds_the_value(label: st
 
 @pytest.mark.parametrize(("label", "text"), CONTROLS, ids=[c[0] for c in CONTROLS])
 def test_controls_stay_not_sensitive(label: str, text: str) -> None:
-    assert SCANNER.scan_text(text, "the prompt") is None
+    assert _first(SCANNER, text, "the prompt") is None
 
 
 def test_the_finding_names_the_key_and_the_line() -> None:
-    finding = SCANNER.scan_text(f"why?\n\nDEBUG=1\nmy app fails with DB_PASSWORD={HUNTER2} set", "the prompt")
+    finding = _first(SCANNER, f"why?\n\nDEBUG=1\nmy app fails with DB_PASSWORD={HUNTER2} set", "the prompt")
     assert finding == Finding("secret assignment (DB_PASSWORD=…)", "the prompt, line 4")
-    stated = SCANNER.scan_text("密码是 abc12345", "attachment notes.txt")
+    stated = _first(SCANNER, "密码是 abc12345", "attachment notes.txt")
     assert stated == Finding("password stated in words (zh)", "attachment notes.txt, line 1")
 
 
@@ -245,15 +253,15 @@ def test_the_finding_names_the_key_and_the_line() -> None:
     ],
 )
 def test_file_names_inside_a_diff_are_checked_against_the_path_globs(diff: str, name: str) -> None:
-    finding = SCANNER.scan_text(diff, "the prompt")
+    finding = _first(SCANNER, diff, "the prompt")
     assert finding is not None and finding.where == f"the prompt (diff of {name})"
     assert "sensitive path" in finding.what
 
 
 def test_user_globs_apply_to_diff_file_names_too() -> None:
     diff = "--- a/conf/db.secret.yaml\n+++ b/conf/db.secret.yaml\n@@ -1 +1 @@\n-a: 1\n+a: 2\n"
-    assert Scanner().scan_text(diff, "the prompt") is None
-    assert Scanner((), ("*.secret.yaml",)).scan_text(diff, "the prompt") is not None
+    assert _first(Scanner(), diff, "the prompt") is None
+    assert _first(Scanner((), ("*.secret.yaml",)), diff, "the prompt") is not None
 
 
 def test_every_leaked_case_of_issue_12_is_caught() -> None:
@@ -273,7 +281,7 @@ def test_every_leaked_case_of_issue_12_is_caught() -> None:
         f"why does this fail? GITHUB_TOKEN={RANDOM16}",
         f"+DB_PASSWORD={HUNTER2}",
     ]
-    missed = [text for text in leaked if SCANNER.scan_text(text, "the prompt") is None]
+    missed = [text for text in leaked if _first(SCANNER, text, "the prompt") is None]
     assert missed == []
 
 
@@ -305,6 +313,11 @@ def _worst_cases() -> dict[str, str]:
         "machine login": "machine a.b login a ", "Password=;": "Password=a", "name/value": "name: a_password\n value: ",
         "+44 (20) ": "+44 (20) ", "1-2 ": "12-34 ", "Street": "1 Baker Street ", "rue": "12 rue de ", "calle": "calle de ",
         "ул.": "ул. Тверская ", "路": "建国路", "::": "a::b=", "<password>": "<password>a",
+        "AccountKey=": "AccountKey=", "mysql -p": "mysql -p", "curl -u": "curl -u a:", "docker login": "docker login -p ",
+        "login(": "login(\"a\", ", "connect(": "connect(", "--token ": "--token ", "--a-b-": "--a-b-c-",
+        "MRN ": "MRN 12345 ", "DOB ": "DOB 1/2/", "diagnosis": "diagnosis: ", "病历号": "病历号：1", "base64 run": "QUJD",
+        "hex run": "2d2d", "-----BEGIN base64": "LS0tLS1CRUdJTi", "手机1": "手机1", "1 digits": "13912345678 ",
+        "sig=": "&sig=", "://token@": "://aaaaaaaaaa", "Q~": "abc8Q~", ":AA": "12345678:AA",
     }
     return {name: fill(unit) for name, unit in units.items()}
 
@@ -314,9 +327,7 @@ def _worst_cases() -> dict[str, str]:
 def test_each_builtin_pattern_is_linear_on_100_kb_of_its_worst_cases(pattern: _Pattern) -> None:
     slow = {}
     for name, text in _worst_cases().items():
-        for regex in (pattern.regex, pattern.requires):
-            if regex is None:
-                continue
+        for regex in (pattern.regex, *pattern.requires):
             started = time.perf_counter()
             for match in regex.finditer(text):
                 if regex is pattern.regex and pattern.check is not None:
@@ -347,7 +358,7 @@ def _mixed_megabyte() -> str:
 def test_scan_text_over_a_megabyte_of_mixed_text_takes_a_few_seconds_at_most() -> None:
     text = _mixed_megabyte()
     started = time.perf_counter()
-    assert SCANNER.scan_text(text, "the prompt") is None
+    assert _first(SCANNER, text, "the prompt") is None
     assert time.perf_counter() - started < 3.0
 
 
@@ -356,7 +367,7 @@ class _Counting(Scanner):
         super().__init__()
         self.scans = 0
 
-    def _scan(self, text: str, where: str) -> Finding | None:
+    def _scan(self, text: str, where: str) -> tuple[Finding, ...]:
         self.scans += 1
         return super()._scan(text, where)
 
@@ -367,14 +378,58 @@ def test_a_long_text_scanned_again_is_not_scanned_again_and_gives_the_same_findi
     scanner = _Counting()
     clean = "a plain line of text\n" * 500
     leaky = clean + "token = ghp_" + "a1B2c3D4e5" * 4 + "\n"
-    first = [scanner.scan_text(text, "an earlier message") for text in (clean, leaky)]
-    again = [scanner.scan_text(text, "an earlier message") for text in (clean, leaky)]
+    first = [_first(scanner, text, "an earlier message") for text in (clean, leaky)]
+    again = [_first(scanner, text, "an earlier message") for text in (clean, leaky)]
     assert first[0] is None and first[1] is not None and "line 501" in first[1].where
     assert again == first
     assert scanner.scans == 2
-    assert scanner.scan_text(leaky, "the prompt") is not None and scanner.scans == 3  # where it is said: its own key
-    assert scanner.scan_text(clean + "x", "an earlier message") is None and scanner.scans == 4
+    assert _first(scanner, leaky, "the prompt") is not None and scanner.scans == 3  # where it is said: its own key
+    assert _first(scanner, clean + "x", "an earlier message") is None and scanner.scans == 4
     short = "password = hunter2hunter2"
-    scanner.scan_text(short, "the prompt")
-    scanner.scan_text(short, "the prompt")
+    _first(scanner, short, "the prompt")
+    _first(scanner, short, "the prompt")
     assert scanner.scans == 6  # short texts are cheap to scan: not remembered
+
+
+# -- the held-out style paste set (issue 25): kinds that reached a hosted source, and the next ones ---------
+
+@pytest.mark.parametrize(("label", "language", "text", "value"), POSITIVES, ids=[c[0] for c in POSITIVES])
+def test_each_realistic_paste_with_a_secret_is_found_without_its_value(label: str, language: str, text: str,
+                                                                     value: str) -> None:
+    findings = SCANNER.findings(text, "the prompt")
+    assert findings, f"{label} ({language}): not caught"
+    assert all(value not in str(finding) for finding in findings)
+
+
+@pytest.mark.parametrize(("label", "language", "text"), PASTE_CONTROLS, ids=[c[0] for c in PASTE_CONTROLS])
+def test_each_realistic_lookalike_paste_stays_clean(label: str, language: str, text: str) -> None:
+    assert SCANNER.findings(text, "the prompt") == ()
+
+
+def test_a_paste_with_several_secrets_reports_each_kind_and_line_once() -> None:
+    text = (f"DB_PASSWORD={HUNTER2}\nDB_PASSWORD={HUNTER2}x\nmy key is {AWS_ID}\n"
+            f"mysqldump -u root -p{HUNTER2} shop\n{CARD} and {CARD}\n")
+    findings = SCANNER.findings(text, "the prompt")
+    assert [str(f) for f in findings] == [
+        "AWS access key in the prompt, line 3",
+        "password on a command line (mysqldump) in the prompt, line 4",
+        "secret assignment (DB_PASSWORD=…) in the prompt, line 1",
+        "secret assignment (DB_PASSWORD=…) in the prompt, line 2",
+        "payment card number in the prompt, line 5",
+    ]
+
+
+def test_a_dump_of_many_secrets_reports_a_bounded_number() -> None:
+    text = "".join(f"user{n}: DB_PASSWORD={HUNTER2}{n}\n" for n in range(500))
+    assert len(SCANNER.findings(text, "the prompt")) == MAX_FINDINGS
+
+
+@pytest.mark.parametrize("name", [".ENV", "config/.Env.production", "ID_RSA", "home/me/.ssh/Id_Ed25519", "KEY.PEM",
+                                  "Secrets.YAML", "PROD.TFVARS", ".AWS/CREDENTIALS"])
+def test_sensitive_file_names_match_in_any_case(name: str) -> None:
+    finding = SCANNER.scan_path(name)
+    assert finding is not None and finding.where == name.rsplit("/", 1)[-1]
+
+
+def test_templates_stay_allowed_in_any_case() -> None:
+    assert SCANNER.scan_path(".ENV.EXAMPLE") is None and SCANNER.scan_path("ID_RSA.PUB") is None

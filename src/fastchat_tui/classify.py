@@ -2,7 +2,7 @@
 
 Pure functions over text. :func:`classify` names a request's task kind with a short reason
 (sensitive, review, completion, long or chat, first match wins); :func:`find_sensitive`
-is the data boundary's detector, over the prompt, the attachments and earlier messages.
+is the data boundary's detector, over the prompt, the attachments and earlier messages: all it finds.
 """
 
 from __future__ import annotations
@@ -123,9 +123,9 @@ def classify(
     Order: sensitive (anything that looks like a secret wins), then review, completion, long, chat.
     """
     settings = settings or DEFAULT_SETTINGS
-    finding = find_sensitive(prompt, attachments, history, settings, scanner)
-    if finding is not None:
-        return "sensitive", str(finding)
+    findings = find_sensitive(prompt, attachments, history, settings, scanner)
+    if findings:
+        return "sensitive", "; ".join(map(str, findings))
     if hint in TASKS and hint != "sensitive":
         return hint, f"{hint} requested by the command"
     texts = [prompt, *(a.text for a in attachments)]
@@ -149,20 +149,18 @@ def find_sensitive(
     history: Sequence[str] = (),
     settings: RouterSettings | None = None,
     scanner: Scanner | None = None,
-) -> Finding | None:
-    """The first secret-looking thing in the prompt, the attachments (names and text) or earlier messages."""
+) -> tuple[Finding, ...]:
+    """Every secret-looking thing in the prompt, the attachments (names and text) and earlier messages, in that
+    order; ``()``: the request looks clean."""
     scanner = scanner or scanner_for(settings or DEFAULT_SETTINGS)
-    if finding := scanner.scan_text(prompt, "the prompt"):
-        return finding
+    found = list(scanner.findings(prompt, "the prompt"))
     for attachment in attachments:
         if finding := scanner.scan_path(attachment.name):
-            return Finding(finding.what, f"attachment {attachment.name}")
-        if finding := scanner.scan_text(attachment.text, f"attachment {attachment.name}"):
-            return finding
+            found.append(Finding(finding.what, f"attachment {attachment.name}"))
+        found += scanner.findings(attachment.text, f"attachment {attachment.name}")
     for text in history:
-        if finding := scanner.scan_text(text, "an earlier message of this conversation"):
-            return finding
-    return None
+        found += scanner.findings(text, "an earlier message of this conversation")
+    return tuple(dict.fromkeys(found))
 
 
 def _completion_reason(prompt: str, attachments: Sequence[Named], settings: RouterSettings) -> str | None:

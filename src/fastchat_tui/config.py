@@ -477,9 +477,10 @@ def _refuse_secrets(raw: dict[str, Any], loc: Locator, where: Where) -> None:
                             "CEREBRAS_API_KEY), and this value looks like an API key itself, so it is not "
                             f"shown. Keep the key in the OS keyring with `fastchat keys set {source}` and "
                             "remove this line, or put the key in a variable and name that variable here", table, key)
-        finding = scanner.scan_text(f'{key} = "{value}"', dotted(table, key))
-        if finding is not None:
-            raise loc.error(f"this looks like a secret ({finding.what}), and secrets must not be stored in "
+        findings = scanner.findings(f'{key} = "{value}"', dotted(table, key))
+        if findings:
+            kinds = "; ".join(finding.what for finding in findings)
+            raise loc.error(f"this looks like a secret ({kinds}), and secrets must not be stored in "
                             f"the config file. {keep}", table, key)
 
     for key, value in raw.items():
@@ -490,7 +491,7 @@ def _names_a_variable(value: str, scanner: Scanner) -> bool:
     """Whether an ``api_key_env`` value reads as a variable's name rather than a key pasted in its place:
     an identifier, no key the detector knows, and not 16+ characters of letters and digits without a ``_``."""
     generated = len(value) >= 16 and "_" not in value and any(c.isdigit() for c in value)
-    return bool(_ENV_NAME.fullmatch(value)) and not generated and scanner.scan_text(value, "api_key_env") is None
+    return bool(_ENV_NAME.fullmatch(value)) and not generated and not scanner.findings(value, "api_key_env")
 
 
 def starter(env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -243,7 +243,7 @@ class Conversation:
         """What to ask the user about ``error`` (or ``turn``'s rejected key), if anything: a source that takes
         no key is not asked for one (its error line says what to do)."""
         if isinstance(error, SensitiveRefusal):
-            return NeedsConsent(error.source or "", findings=(error.finding,))
+            return NeedsConsent(error.source or "", findings=error.findings)
         rejected = turn.failed_with(ErrorKind.AUTH) if turn is not None else error
         spec = self.session.config.sources.get(rejected.source or "") if rejected is not None else None
         if rejected is None or spec is None or spec.kind != "openai":

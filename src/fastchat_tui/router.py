@@ -152,9 +152,9 @@ class Router:
         if name not in self.sources:
             raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{name}' (configured: {', '.join(self.sources)})")
         warnings = self._budget_warnings(name, self.clock())
-        finding = find_sensitive(request.prompt, request.attachments, request.history, self.settings, self.scanner)
-        if finding is not None and not self.sources[name].is_private:
-            warnings.append(f"this prompt looks sensitive ({finding}) and {name} is not local")
+        findings = find_sensitive(request.prompt, request.attachments, request.history, self.settings, self.scanner)
+        if findings and not self.sources[name].is_private:
+            warnings.append(f"this prompt looks sensitive ({'; '.join(map(str, findings))}) and {name} is not local")
         return _make_route(name, "chosen by hand", "chat", [], warnings)
 
     def cooling(self, name: str) -> float:

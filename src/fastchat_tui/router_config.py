@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastchat_tui.config_schema import ConfigError, Field, Locator, Where, check_table
+from fastchat_tui.regex_safety import backtracking_risk
 from fastchat_tui.routing import TASKS, RouterSettings, Rule
 
 _SELECTORS = 'a source name, "tag:TAG", or a list of them'
@@ -28,7 +29,8 @@ ROUTER_FIELDS: dict[str, Field] = {
     "cooldown_max_s": Field("float", "the longest cool-down, in seconds", least=0),
     "budget_warn": Field("float", "the share of a monthly budget that warns", least=0),
     "hedge": Field("bool", "send a code completion to two sources at once and keep the first to start"),
-    "sensitive_patterns": Field("strings", "your own regular expressions for private data"),
+    "sensitive_patterns": Field("strings", "your own regular expressions for private data (none that can backtrack "
+                                "for ever, such as (a+)+)"),
     "sensitive_paths": Field("strings", "your own file globs for private files"),
 }
 """The ``[router]`` table; an absent key keeps :class:`~fastchat_tui.routing.RouterSettings`' default."""
@@ -104,7 +106,14 @@ def _selectors(value: str | list[str], names: Mapping[str, bool], error: Callabl
 
 
 def _compile(pattern: str, error: Callable[[str], ConfigError]) -> re.Pattern[str]:
+    """A user's regex, refused if it does not compile or if it can backtrack for ever on some prompt (it runs
+    on every one: see :mod:`~fastchat_tui.regex_safety`)."""
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as exc:
         raise error(f"'{pattern}' is not a valid regular expression: {exc}") from None
+    if risk := backtracking_risk(pattern):
+        raise error(f"'{pattern}' can take exponential time on some text, which would hang routing: {risk}. "
+                    "Rewrite it so that each character can be matched one way only, for example with a bounded "
+                    "repetition {m,n}, an atomic group (?>...) or a possessive quantifier (a++)")
+    return compiled

@@ -3,14 +3,18 @@
 Used by the router: a prompt, attachment or earlier message with a finding is
 ``sensitive`` and stays on a local source. A finding names *what* was found and
 *where* (the line), never the value, so it can be shown in the status bar, in
-``--json`` output and in logs.
+``--json`` output and in logs; a text reports every finding, one per kind and line.
 
 The built-in patterns cover key and token formats, private key blocks, secret-named
 keys assigned anywhere in a line (env, INI, YAML, JSON, code, ``.npmrc``, connection
-strings), Kubernetes Secret data, ``.netrc`` entries, passwords in URLs, passwords
-stated in words (in the languages of the router's table), payment cards (Luhn), IBANs
-(mod 97), national ID numbers with their check digits, labelled passport numbers and
-a phone number given with a street address. A unified diff's file names are checked
+strings), Azure storage account keys, Kubernetes Secret data, ``.netrc`` entries,
+passwords and tokens in URLs, signed URLs, passwords on the command lines of tools that
+take them (``mysql -p…``, ``curl -u``, ``docker login -p``...) and in secret-named flags,
+passwords passed by position to a login or connect call, passwords stated in words (in
+the languages of the router's table), payment cards (Luhn), IBANs (mod 97), national ID
+numbers with their check digits, labelled passport numbers, a medical record (a record
+number with a date of birth and a diagnosis), a phone number given with a street address,
+and base64 or hex that decodes to any of these. A unified diff's file names are checked
 against the path globs. Users add their own regexes and path globs in ``[router]``.
 
 Every built-in regex is linear on adversarial input: each quantifier is bounded and no
@@ -20,11 +24,13 @@ second (``tests/test_secrets_scan.py`` feeds each pattern its worst cases).
 
 from __future__ import annotations
 
+import base64
 import datetime
 import fnmatch
+import functools
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -49,8 +55,8 @@ class _Pattern:
     check: Callable[[re.Match[str]], bool] | None = None
     describe: Callable[[re.Match[str]], str] | None = None
     """A more precise ``what`` for a match (e.g. the key's name), when there is one."""
-    requires: re.Pattern[str] | None = None
-    """The pattern counts only in a text where this also matches (a phone number *with* an address)."""
+    requires: tuple[re.Pattern[str], ...] = ()
+    """The pattern counts only in a text where these all match too (a phone number *with* an address)."""
     needs: tuple[str, ...] = ()
     """Lower-case words of which the text must hold one for the regex to run: a fast skip, never a match."""
 
@@ -450,7 +456,7 @@ _STREET_ADDRESS = re.compile(
     r"\b[0-9]{1,5}[A-Za-z]?(?:[ \t]{1,2}[A-Z][a-z]{1,20}){1,3}[ \t]{1,2}"
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Square|Sq|Parkway"
     r"|Highway|Hwy|Close|Crescent|Row|Gardens)\b"
-    r"|(?:路|街|大道|胡同|巷|弄)[0-9]{1,5}[号號]"
+    r"|(?:路|街|大道|胡同|巷|弄)[ \t]?[0-9０-９]{1,5}[ \t]?[号號]"
     r"|[0-9０-９]{1,4}丁目|(?:都|府|県)[\u4e00-\u9fff]{1,8}[市区町村]"
     r"|[가-힣]{1,12}(?:로|길)[ \t]?[0-9]{1,5}"
     r"|[A-ZÄÖÜ][a-zäöüß]{1,30}(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm)[ \t]{1,2}[0-9]{1,4}[a-z]?\b"
@@ -470,6 +476,12 @@ _PHONE = re.compile(
 )
 
 
+# A mainland China mobile number (11 digits from 13-19), which Chinese text writes right after its label (``手机13912345678``).
+_CN_MOBILE = re.compile(
+    r"(?P<id>\+86[ -]?1[3-9][0-9](?:[ -]?[0-9]{4}){2}|1(?<![0-9A-Za-z+].)[3-9][0-9](?:[ -]?[0-9]{4}){2})(?![0-9A-Za-z])"
+)
+
+
 def _phone(match: re.Match[str]) -> bool:
     """9 to 15 digits with an international prefix, an area code in brackets, ten digits or three groups (not a ZIP+4)."""
     number = match.group("id")
@@ -484,6 +496,179 @@ def _phone(match: re.Match[str]) -> bool:
     return 9 <= len(digits) <= 15 and (number[0] in "+(" or len(digits) >= 10 or groups >= 3)
 
 
+# --- passwords on the command lines of tools that take them as arguments -------------------------
+
+# A tool that takes a password as an argument, and the rest of its line. In lower case, as shells take them:
+# a regex of plain alternatives lets the engine skip to their first letters.
+_COMMAND = re.compile(
+    r"(?P<tool>mysql(?:dump|admin|import|check|sh)?|mariadb(?:-dump|-admin)?|mongo(?:sh|dump|restore|import|export)?"
+    r"|redis-cli|sshpass|htpasswd|docker|podman|nerdctl|buildah|skopeo|oras|helm|curl"
+    r"|ldap(?:search|modify|add|delete|passwd|whoami)|smbclient|openssl|keytool)"
+    r"(?P<args>[ \t][^\n]{1,400})"
+)
+# The flags that take the password as their next argument, and those that hold it after ``=``, per tool family.
+_NEXT_ARG = {
+    "mongo": ("-p", "--password"), "redis-cli": ("-a", "--pass"), "sshpass": ("-p",), "ldap": ("-w",),
+    "login": ("-p", "--password"), "keytool": ("-storepass", "-keypass", "-srcstorepass", "-deststorepass",
+                                               "-srckeypass", "-destkeypass"),
+}
+_VARIABLE = re.compile(r"\$|%\w{1,64}%|\{\{")
+
+
+# A shell word (quoted and unquoted pieces run together: ``-p'S3 cret'``) or a run of separators.
+_SHELL_WORD = re.compile(r"""(?:'[^'\n]{0,512}'|"[^"\n]{0,512}"|[^\s'"|;&<>])+|[|;&<>]+""")
+_QUOTED = re.compile(r"'([^'\n]{0,512})'|\"([^\"\n]{0,512})\"")
+# What a tool family's line must hold for it to pass a password at all (a fast skip before reading the words).
+_FLAG_HINTS = {"mysql": ("-p", "--password="), "login": ("-p", "--password"), "curl": ("-u", "--user", "-U"),
+               "smbclient": ("-U", "--user"), "openssl": ("pass:",), "htpasswd": ("b",)}
+
+
+def _arguments(text: str) -> list[str]:
+    """The words of a command line, quotes removed, up to the first pipe, ``;``, ``&&`` or redirection."""
+    words = []
+    for word in _SHELL_WORD.findall(text):
+        if word[0] in "|;&<>":
+            break
+        words.append(_QUOTED.sub(lambda m: m.group(1) or m.group(2) or "", word))
+    return words
+
+
+def _command_password(match: re.Match[str]) -> str | None:
+    """The password that a command line gives its tool, if any (``mysql -pS3cret``, ``curl -u me:S3cret``...)."""
+    before = match.string[match.start() - 1:match.start()]
+    if before and (before.isalnum() or before in "_-."):
+        return None  # part of a longer name (``my-docker``, ``libcurl``); ``/usr/bin/curl`` is the tool
+    tool = match.group("tool")
+    family = ("mongo" if tool.startswith("mongo") else "ldap" if tool.startswith("ldap") else
+              "mysql" if tool.startswith(("mysql", "mariadb")) else
+              "login" if tool in {"docker", "podman", "nerdctl", "buildah", "skopeo", "oras", "helm"} else tool)
+    args = match.group("args")
+    if not any(hint in args for hint in _FLAG_HINTS.get(family, ("-",))) or (family == "login" and "login" not in args):
+        return None
+    words = _arguments(args)
+    for index, word in enumerate(words):
+        following = words[index + 1] if index + 1 < len(words) else ""
+        value: str | None = None
+        if family == "mysql":
+            if word.startswith("-p") and len(word) > 2 and not word.startswith("--"):
+                value = word[2:]  # ``-pSECRET``: ``-p SECRET`` would be a prompt, then a database name
+            elif word.startswith("--password="):
+                value = word.split("=", 1)[1]
+        elif family == "sshpass" and word.startswith("-p") and len(word) > 2:
+            value = word[2:]
+        elif family == "curl":
+            credentials = (following if word in {"-u", "--user", "--proxy-user", "-U"} else word[7:]
+                           if word.startswith("--user=") else word[2:] if word.startswith("-u") else "")
+            value = credentials.split(":", 1)[1] if ":" in credentials else None
+        elif family == "smbclient" and word in {"-U", "--user"} and "%" in following:
+            value = following.split("%", 1)[1]
+        elif family == "openssl" and word in {"-passin", "-passout", "-pass"} and following.startswith("pass:"):
+            value = following[5:]
+        elif family == "htpasswd" and word.startswith("-") and "b" in word:
+            positional = [w for w in words[index + 1:] if not w.startswith("-")]
+            wanted = 1 if "n" in word else 2  # ``-nb user password``, ``-b file user password``
+            value = positional[wanted] if len(positional) > wanted else None
+        elif word in _NEXT_ARG.get(family, ()):
+            value = following
+        elif family in {"mongo", "redis-cli", "login"} and word.startswith(("--password=", "--pass=")):
+            value = word.split("=", 1)[1]
+        if value and not _VARIABLE.search(value) and _plausible(value, 4) and value.lower() not in _URL_PASSWORD_PLACEHOLDERS:
+            return tool
+    return None
+
+
+_SECRET_FLAG = re.compile(
+    r"(?i)--(?P<name>(?:[a-z]{1,20}-){0,3}(?:password|passwd|token|api-?key|secret-?key|master-?key|client-?secret"
+    r"|access-?key|auth-?key))(?:[ \t]{1,4}|=)(?P<q>[\"']?)(?P<v>[^\s\"'-][^\s\"']{0,255})"
+)
+
+
+def _secret_flag(match: re.Match[str]) -> bool:
+    value = match.group("v")
+    return not _VARIABLE.search(value) and _plausible(value, 8) and (_strong(value) or bool(match.group("q")))
+
+
+# --- passwords passed by position to a function that logs in, authenticates or connects ----------
+
+# Spelt out in each case rather than ``(?i)``: a regex of plain alternatives lets the engine skip to their first letters.
+_CALL = re.compile(
+    r"(?:login|Login|LogIn|LOGIN|log_in|logon|Logon|signin|signIn|SignIn|sign_in|auth|Auth|AUTH|connect|Connect|CONNECT"
+    r"|bind|Bind)(?P<tail>\w{0,16})[ \t]{0,2}\((?P<args>[^()\n]{3,400})\)"
+)
+_STRING_LITERAL = re.compile(r"([\"'`])([^\"'`\\\n]{0,256})\1")
+_HOST_OR_EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}|[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,8}")
+
+
+def _positional_password(match: re.Match[str]) -> bool:
+    """A call such as ``login("user", "S3cret!")`` or ``connect(host, "app", "S3cret!")``: a string literal after
+    another one that reads as a password (not a placeholder, a host, an address or a message)."""
+    strings = [value for _, value in _STRING_LITERAL.findall(match.group("args"))]
+    return any(
+        _plausible(value, 6) and _strong(value) and " " not in value and "://" not in value
+        and not _HOST_OR_EMAIL.fullmatch(value) and value.lower() not in _URL_PASSWORD_PLACEHOLDERS
+        for value in strings[1:]
+    )
+
+
+# --- a medical record: a record number with a date of birth and a diagnosis ----------------------
+
+_RECORD_NUMBER = re.compile(
+    r"(?i)(?:\bMRN|medical[ \t]record(?:[ \t](?:number|no\.?|#))?|patient[ \t]?(?:id|number|no\.?|#)|\bchart[ \t](?:number|no\.?)"
+    r"|patienten(?:nummer|-?id|-?nr\.?)|fallnummer|病历号|病案号|住院号|门诊号|病歷號|病历编号|カルテ番号|患者ID|患者番号|診察券番号"
+    r"|historia[ \t]cl[ií]nica|\bNHC|n[º°]?[ \t]de[ \t]dossier|num[ée]ro[ \t]de[ \t]dossier|dossier[ \t]m[ée]dical|prontu[aá]rio"
+    r"|номер[ \t]медицинской[ \t]карты|медкарт[аы]|номер[ \t]истории[ \t]болезни|환자[ \t]?번호|병록[ \t]?번호|차트[ \t]?번호)"
+    r"[^\w\n]{0,6}(?:(?:n[º°o]|nr|number|nummer|番号|号|번호)\.?[^\w\n]{0,4})?(?P<v>[A-Za-z]{0,4}-?[0-9]{5,12})(?![0-9])"
+)
+_BIRTH_DATE = re.compile(
+    r"(?i)(?:\bDOB|date[ \t]of[ \t]birth|\bborn(?:[ \t]on)?|birth[ \t]?date|\bgeb\.|geboren(?:[ \t]am)?|geburtsdatum"
+    r"|出生日期|出生年月日?|生年月日|fecha[ \t]de[ \t]nacimiento|\bf\.[ \t]?nac\.|\bn[ée]e?[ \t]le|date[ \t]de[ \t]naissance"
+    r"|data[ \t]de[ \t]nascimento|nascid[oa][ \t]em|дата[ \t]рождения|생년월일)[^\w\n]{0,6}"
+    r"(?:[0-9]{1,4}[./-][0-9]{1,2}[./-][0-9]{1,4}|[0-9]{4}[ \t]?[年년][ \t]?[0-9]{1,2}[ \t]?[月월][ \t]?[0-9]{1,2}"
+    r"|[0-9]{1,2}\.?[ \t][^\W\d_]{3,10}\.?[ \t][0-9]{4}|[A-Z][a-z]{2,8}\.?[ \t][0-9]{1,2},?[ \t][0-9]{4})"
+)
+_DIAGNOSIS = re.compile(
+    r"(?i)(?:diagnos[ie]s|\bdx\b|diagnose|diagnostic|diagn[óo]stico|diagnosi|диагноз|诊断|診断|진단(?:명)?)[^\w\n]{0,4}[^\W_]"
+)
+_MEDICAL_NEEDS = (
+    "mrn", "medical record", "patient", "chart", "fallnummer", "病历", "病案", "住院号", "门诊号", "病歷", "カルテ", "患者",
+    "診察券", "historia", "nhc", "dossier", "prontu", "карт", "истории болезни", "환자", "병록", "차트",
+)
+
+
+# --- base64 or hex that decodes to something secret ---------------------------------------------
+
+_ENCODED = re.compile(r"(?P<v>[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_=-].)[A-Za-z0-9+/_-]{31,65535}={0,2})")
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2}){16,}")
+ENCODED_DECODE_CHARS = 8_192
+"""How much of one encoded run is decoded and scanned: enough for a key block's header and some key material."""
+
+
+def _encoded_finding(match: re.Match[str]) -> str | None:
+    return _decoded_finding(match.group("v")[:ENCODED_DECODE_CHARS])
+
+
+@functools.lru_cache(maxsize=256)
+def _decoded_finding(head: str) -> str | None:
+    """What a built-in pattern finds in the text that ``head`` (base64 or hex) decodes to, if it is text."""
+    try:
+        if _HEX.fullmatch(head):
+            raw, encoding = bytes.fromhex(head), "hex"
+        else:
+            body = head.rstrip("=").replace("-", "+").replace("_", "/")
+            body = body[:len(body) // 4 * 4]
+            raw, encoding = base64.b64decode(body, validate=True), "base64"
+    except ValueError:
+        return None
+    decoded = raw.decode("utf-8", "ignore")
+    printable = sum(c.isprintable() or c in "\n\r\t" for c in decoded)
+    if len(decoded) < 16 or printable < 0.97 * len(raw):
+        return None
+    for pattern in BUILTIN:
+        if pattern.regex is not _ENCODED and _first_match(pattern, decoded, decoded.lower()) is not None:
+            return f"{encoding}-encoded {pattern.what}"
+    return None
+
+
 # --- the built-in patterns, in the order they are tried ------------------------------------------
 
 def _url_password(match: re.Match[str]) -> bool:
@@ -494,6 +679,10 @@ def _url_password(match: re.Match[str]) -> bool:
 def _token_shaped(match: re.Match[str]) -> bool:
     value = match.group("v")
     return _plausible(value, 16) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+# The Azure storage emulator's account key, published in Microsoft's documentation for every developer.
+_AZURITE_KEY_START = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1"
 
 
 def _key_format(what: str, regex: str, *needs: str) -> _Pattern:
@@ -527,7 +716,8 @@ BUILTIN: tuple[_Pattern, ...] = (
     ),
     _key_format("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{40,255})\b",
                 "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    _key_format("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,64}", "glpat-"),
+    _key_format("GitLab token", r"\bgl(?:pat|ptt|dt|rt|rtr|cbt|ft|imt|oas|soat|ffct)-[A-Za-z0-9_-]{20,64}",
+                "glpat-", "glptt-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glft-", "glimt-", "gloas-", "glsoat-", "glffct-"),
     _key_format("npm token", r"\bnpm_[A-Za-z0-9]{36}\b", "npm_"),
     _key_format("PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,512}", "pypi-"),
     _key_format("Groq API key", r"\bgsk_[A-Za-z0-9]{40,255}\b", "gsk_"),
@@ -543,6 +733,57 @@ BUILTIN: tuple[_Pattern, ...] = (
     _key_format("Stripe secret key", r"\b[rs]k_live_[0-9A-Za-z]{20,255}\b", "k_live_"),
     _key_format("SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", "sg."),
     _key_format("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{10,4096}\.eyJ[A-Za-z0-9_-]{10,8192}\.[A-Za-z0-9_-]{10,4096}", "eyj"),
+    _key_format("Hugging Face organisation token", r"\bapi_org_[A-Za-z0-9]{34}\b", "api_org_"),
+    _key_format("Slack app token", r"\bxapp-[0-9]-[A-Za-z0-9-]{20,255}", "xapp-"),
+    _key_format("Stripe webhook secret", r"\bwhsec_[A-Za-z0-9]{32,64}\b", "whsec_"),
+    _key_format("Docker Hub token", r"\bdckr_(?:pat|oat)_[A-Za-z0-9_-]{27,64}", "dckr_"),
+    _key_format("Twilio API key", r"\bSK[0-9a-fA-F]{32}\b", "sk"),
+    _key_format("Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", "shpat_", "shpca_", "shppa_", "shpss_"),
+    _key_format("Square token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}\b", "sq0"),
+    _key_format("New Relic key", r"\bNR(?:AK|AA|II|JS)-[A-Z0-9]{27}\b", "nrak-", "nraa-", "nrii-", "nrjs-"),
+    _key_format("HashiCorp Vault token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,255}", "hvs.", "hvb.", "hvr."),
+    _key_format("Doppler token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9._-]{40,64}", "dp."),
+    _key_format("Linear API key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", "lin_api_", "lin_oauth_"),
+    _key_format("Atlassian API token", r"\bAT(?:ATT|CTT)3[A-Za-z0-9_=-]{180,255}", "atatt3", "atctt3"),
+    _key_format("DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", "dop_v1_", "doo_v1_", "dor_v1_"),
+    _key_format("Cloudflare Origin CA key", r"\bv1\.0-[a-f0-9]{24}-[a-f0-9]{146}\b", "v1.0-"),
+    _key_format("Databricks token", r"\bdapi[a-f0-9]{32}(?:-[0-9])?\b", "dapi"),
+    _key_format("Postman API key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "pmak-"),
+    _key_format("Telegram bot token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b", ":aa"),
+    _key_format("Azure AD client secret",
+                r"[A-Za-z0-9_~.-](?<![A-Za-z0-9_~.-].)[A-Za-z0-9_~.-]{2}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])", "q~"),
+    _key_format("Google OAuth client secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}", "gocspx-"),
+    _key_format("Google OAuth access token", r"\bya29\.[0-9A-Za-z_-]{30,2048}", "ya29."),
+    _key_format("age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", "age-secret-key-"),
+    _key_format("Grafana token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}", "glsa_", "glc_"),
+    _key_format("Sentry token", r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,1024}", "sntrys_", "sntryu_"),
+    _key_format("Supabase token", r"\bsbp_[a-f0-9]{40}\b", "sbp_"),
+    _key_format("xAI API key", r"\bxai-[A-Za-z0-9]{70,100}\b", "xai-"),
+    _key_format("Perplexity API key", r"\bpplx-[A-Za-z0-9]{40,64}\b", "pplx-"),
+    _key_format("Replicate token", r"\br8_[A-Za-z0-9]{37}\b", "r8_"),
+    _key_format("Terraform Cloud token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,90}", "atlasv1"),
+    _key_format("Pulumi token", r"\bpul-[a-f0-9]{40}\b", "pul-"),
+    _key_format("Brevo API key", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\b", "xkeysib-"),
+    _key_format("Mailgun API key", r"\bkey-[0-9a-f]{32}\b", "key-"),
+    _key_format("Mailchimp API key", r"\b[0-9a-f]{32}-us[0-9]{1,2}\b", "-us"),
+    _key_format("Tencent Cloud secret ID", r"\bAKID[A-Za-z0-9]{32}\b", "akid"),
+    _key_format("Alibaba Cloud access key", r"\bLTAI[A-Za-z0-9]{12,20}\b", "ltai"),
+    _key_format("Yandex Cloud key", r"\bAQVN[A-Za-z0-9_-]{35,38}\b", "aqvn"),
+    _key_format("Heroku token", r"\bHRKU-[A-Za-z0-9_-]{56,64}\b", "hrku-"),
+    _key_format("Notion token", r"\bntn_[0-9]{11}[A-Za-z0-9]{32,40}\b|\bsecret_[A-Za-z0-9]{43}\b", "ntn_", "secret_"),
+    _key_format("Airtable token", r"pat(?<=\bpat)[A-Za-z0-9]{14}\.[a-f0-9]{64}\b", "pat"),
+    _key_format("Figma token", r"\bfigd_[A-Za-z0-9_-]{40,128}", "figd_"),
+    _key_format("Contentful token", r"\bCFPAT-[A-Za-z0-9_-]{43}", "cfpat-"),
+    _key_format("Netlify token", r"\bnfp_[A-Za-z0-9]{36}\b", "nfp_"),
+    _key_format("Braintree access token", r"access_token\$production\$[a-z0-9]{16}\$[a-f0-9]{32}", "access_token$"),
+    _key_format("Shippo token", r"\bshippo_(?:live|test)_[a-f0-9]{40}\b", "shippo_"),
+    _key_format("Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_-]{60,80}", "discord"),
+    _Pattern(
+        "Azure storage account key",
+        re.compile(r"(?i)\b(?:AccountKey|SharedAccessKey)[ \t]{0,2}=[ \t]{0,2}(?P<v>[A-Za-z0-9+/]{20,100}={0,2})"),
+        lambda m: _plausible(m.group("v"), 20) and not m.group("v").startswith(_AZURITE_KEY_START),
+        needs=("accountkey", "sharedaccesskey"),
+    ),
     _Pattern(
         "authorization header",
         re.compile(
@@ -582,9 +823,30 @@ BUILTIN: tuple[_Pattern, ...] = (
             r"(?P<v>[^\s#]{1,64})"
         ),
         _group_not_placeholder("v", 4),
-        requires=re.compile(r"(?m)^kind:[ \t]{0,8}[\"']?Secret[\"']?[ \t]{0,8}\r?$"),
+        requires=(re.compile(r"(?m)^kind:[ \t]{0,8}[\"']?Secret[\"']?[ \t]{0,8}\r?$"),),
         needs=("kind:",),
     ),
+    _Pattern(
+        "token in a URL",  # ``https://TOKEN@host``: a token as the URL's user name
+        re.compile(r"://(?<=[A-Za-z]://)(?P<v>[A-Za-z0-9_-]{30,255})@[\w.-]{1,253}"),
+        _token_shaped,
+    ),
+    _Pattern(
+        "signed URL signature",  # Azure SAS, S3 and GCS presigned URLs: whoever has the link has the access
+        re.compile(r"(?i)[?&](?:sig|x-amz-signature|x-goog-signature|signature)=(?P<v>[A-Za-z0-9%+/=_-]{32,1024})"),
+        _group_not_placeholder("v", 32),
+        needs=("sig=", "signature="),
+    ),
+    _Pattern("password on a command line", _COMMAND, lambda m: _command_password(m) is not None,
+             lambda m: f"password on a command line ({_command_password(m)})",
+             needs=("mysql", "mariadb", "mongo", "redis-cli", "sshpass", "htpasswd", "login", "curl", "ldap", "smbclient",
+                    "openssl", "keytool")),
+    _Pattern("secret in a command-line flag", _SECRET_FLAG, _secret_flag, lambda m: f"secret in a command-line flag "
+             f"(--{m.group('name')[-40:]})", needs=("--",)),
+    _Pattern("password passed by position", _CALL, _positional_password,
+             needs=("login", "logon", "signin", "sign_in", "auth", "connect", "bind")),
+    _Pattern("medical record (record number, date of birth and diagnosis)", _RECORD_NUMBER,
+             requires=(_BIRTH_DATE, _DIAGNOSIS), needs=_MEDICAL_NEEDS),
     _Pattern("secret assignment", _ASSIGNMENT, _assignment, _describe_assignment,
              needs=("pass", "pwd", "pw", "secret", "token", "key", "credential", "dsn", "auth")),
     _Pattern(
@@ -614,7 +876,11 @@ BUILTIN: tuple[_Pattern, ...] = (
                "passaporte", "паспорт"),
     ),
     *_stated_patterns(),
-    _Pattern("phone number with a street address", _PHONE, _phone, requires=_STREET_ADDRESS),
+    _Pattern("phone number with a street address", _PHONE, _phone, requires=(_STREET_ADDRESS,)),
+    _Pattern("Chinese mobile number with a street address", _CN_MOBILE, requires=(_STREET_ADDRESS,),
+             needs=("路", "街", "道", "巷", "弄", "号", "號")),
+    _Pattern("encoded secret", _ENCODED, lambda m: _encoded_finding(m) is not None,
+             lambda m: _encoded_finding(m) or "encoded secret"),
 )
 
 # File names that hold secrets whatever their content.
@@ -644,6 +910,30 @@ MEMO_MIN_CHARS = 2_000
 """Texts at least this long have their findings remembered: a conversation's earlier messages are scanned
 again with every prompt, and twelve 10,000-token replies took 30-57 ms to scan each time."""
 MEMO_TEXTS = 256
+MAX_FINDINGS = 20
+"""The most findings one text reports (one per kind and line): enough to show what to take out, and a pasted
+dump of ten thousand card numbers costs no more to scan than the first twenty."""
+
+
+def _first_match(pattern: _Pattern, text: str, lowered: str) -> re.Match[str] | None:
+    """``pattern``'s first match in ``text`` that passes its check, where its prefilter and its requirements allow."""
+    for match in _matches(pattern, text, lowered):
+        return match
+    return None
+
+
+def _matches(pattern: _Pattern, text: str, lowered: str) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches in ``text`` that pass its check, where its prefilter and its requirements allow."""
+    if pattern.needs and not any(word in lowered for word in pattern.needs):
+        return
+    required = False
+    for match in pattern.regex.finditer(text):
+        if pattern.check is None or pattern.check(match):
+            if not required:
+                if not all(regex.search(text) for regex in pattern.requires):
+                    return
+                required = True
+            yield match
 
 
 class Scanner:
@@ -654,50 +944,51 @@ class Scanner:
             _Pattern(what, re.compile(regex)) for what, regex in extra_patterns
         ]
         self.path_globs = tuple(path_globs)
-        self._memo: OrderedDict[tuple[str, str], Finding | None] = OrderedDict()
+        self._memo: OrderedDict[tuple[str, str], tuple[Finding, ...]] = OrderedDict()
         """The findings of the last :data:`MEMO_TEXTS` long texts scanned (the patterns never change)."""
 
-    def scan_text(self, text: str, where: str) -> Finding | None:
-        """The first finding in ``text``, if any: a sensitive file name in a diff, then the patterns in order."""
+    def findings(self, text: str, where: str) -> tuple[Finding, ...]:
+        """Everything in ``text`` that looks sensitive, one finding per kind and line (at most :data:`MAX_FINDINGS`):
+        sensitive file names in a diff first, then the patterns in order; ``()`` for a clean text."""
         if len(text) < MEMO_MIN_CHARS:
             return self._scan(text, where)
         key = (text, where)
         if key in self._memo:
             self._memo.move_to_end(key)
             return self._memo[key]
-        finding = self._memo[key] = self._scan(text, where)
+        found = self._memo[key] = self._scan(text, where)
         if len(self._memo) > MEMO_TEXTS:
             self._memo.popitem(last=False)
-        return finding
+        return found
 
-    def _scan(self, text: str, where: str) -> Finding | None:
+    def _scan(self, text: str, where: str) -> tuple[Finding, ...]:
+        found: dict[Finding, None] = {}  # ordered, without repeats
         if "+++ " in text or "diff --git " in text:
             for name in diff_files(text):
                 if finding := self.scan_path(name):
-                    return Finding(finding.what, f"{where} (diff of {name})")
+                    found[Finding(finding.what, f"{where} (diff of {name})")] = None
         lowered = text.lower()
         for pattern in self.patterns:
-            if pattern.needs and not any(word in lowered for word in pattern.needs):
-                continue
-            for match in pattern.regex.finditer(text):
-                if pattern.check is None or pattern.check(match):
-                    if pattern.requires is not None and not pattern.requires.search(text):
-                        break
-                    what = pattern.describe(match) if pattern.describe else pattern.what
-                    return Finding(what, f"{where}, line {text.count(chr(10), 0, _position(match)) + 1}")
-        return None
+            line, counted = 1, 0  # the line of the last match, counted up to there: matches come in order
+            for match in _matches(pattern, text, lowered):
+                if len(found) >= MAX_FINDINGS:
+                    return tuple(found)
+                position = max(_position(match), counted)
+                line += text.count("\n", counted, position)
+                counted = position
+                what = pattern.describe(match) if pattern.describe else pattern.what
+                found[Finding(what, f"{where}, line {line}")] = None
+        return tuple(found)
 
     def mask(self, text: str) -> str:
         """``text`` with every value a pattern finds replaced by ``[sensitive: what]``: how history keeps
         a prompt that was refused for looking sensitive."""
         spans: list[tuple[int, int, str]] = []
+        lowered = text.lower()
         for pattern in self.patterns:
-            if pattern.requires is not None and not pattern.requires.search(text):
-                continue
-            for match in pattern.regex.finditer(text):
-                if pattern.check is None or pattern.check(match):
-                    start, end = _value_span(match)
-                    spans.append((start, end, pattern.describe(match) if pattern.describe else pattern.what))
+            for match in _matches(pattern, text, lowered):
+                start, end = _value_span(match)
+                spans.append((start, end, pattern.describe(match) if pattern.describe else pattern.what))
         out: list[str] = []
         last = 0
         for start, end, what in sorted(spans):
@@ -708,14 +999,16 @@ class Scanner:
         return "".join(out) + text[last:]
 
     def scan_path(self, path: str) -> Finding | None:
-        """A finding if the file name matches a sensitive glob (templates such as ``.env.example`` excluded)."""
-        posix = str(PurePosixPath(path.replace("\\", "/")))
+        """A finding if the file name matches a sensitive glob, in any case (``.ENV``, ``ID_RSA``: file systems on
+        Windows and macOS ignore case); templates such as ``.env.example`` excluded."""
+        written = str(PurePosixPath(path.replace("\\", "/")))
+        posix = written.lower()
         name = posix.rsplit("/", 1)[-1]
-        if not name or name.lower().endswith(_TEMPLATE_SUFFIXES):
+        if not name or name.endswith(_TEMPLATE_SUFFIXES):
             return None
         for glob in self.path_globs:
-            flat = glob.replace("**/", "*")
+            flat = glob.lower().replace("**/", "*")
             target = posix if "/" in glob else name
             if fnmatch.fnmatchcase(target, flat) or ("/" in glob and fnmatch.fnmatchcase("/" + posix, flat)):
-                return Finding(f"file name matches sensitive path '{glob}'", name)
+                return Finding(f"file name matches sensitive path '{glob}'", written.rsplit("/", 1)[-1])
         return None

@@ -67,19 +67,19 @@ PROGRESS_EVERY_S = 1 / 8
 class SensitiveRefusal(SourceError):
     """A request the data boundary kept from a source that is not private (kind ``sensitive``).
 
-    ``finding`` says what looked sensitive and where, never the value: what a display shows when it
-    offers to send the request anyway (the chat's confirm dialog; ``--allow-sensitive`` on the command line).
+    ``findings`` say what looked sensitive and where (all of it, never the value): what a display lists when
+    it offers to send the request anyway (the chat's confirm dialog; ``--allow-sensitive`` on the command line).
     """
 
-    def __init__(self, finding: Finding, source: str) -> None:
+    def __init__(self, findings: Sequence[Finding], source: str) -> None:
         super().__init__(
             ErrorKind.SENSITIVE,
-            f"not sent: this prompt looks sensitive ({finding}) and {source} is not a private source. "
+            f"not sent: this prompt looks sensitive ({'; '.join(map(str, findings))}) and {source} is not a private source. "
             "Use a local source, take the secret out, or send it anyway for this one request "
             "(fastchat ask/review --allow-sensitive; in the chat, confirm when asked)",
             source=source,
         )
-        self.finding = finding
+        self.findings = tuple(findings)
 
 
 class Recorder(Protocol):
@@ -450,7 +450,7 @@ class Session:
         except SourceError:
             return None, []  # sent the usual way, which routes again and reports why it cannot
         history = tuple(m["content"] for m in self.messages if m.get("content"))
-        sensitive = find_sensitive(prompt, options.attachments, history, scanner=self.scanner) is not None
+        sensitive = bool(find_sensitive(prompt, options.attachments, history, scanner=self.scanner))
         return route, hedge_routes(route, self.config.sources, sensitive=sensitive)
 
     async def _hedged(self, prompt: str, options: SendOptions, routes: list[Route]) -> AsyncGenerator[SessionEvent, None]:
@@ -574,12 +574,12 @@ class Session:
         it does not fit there."""
         route = routed or options.route or self.route(prompt, options.source, task=options.task,
                                                       attachments=options.attachments)
-        route, finding = self._keep_private(prompt, options, route)
+        route, findings = self._keep_private(prompt, options, route)
         max_tokens = options.max_tokens or self.config.max_tokens
         sources = self.config.sources
         tokens = context.messages_tokens(self._sent(route.source, options, messages))
         first = sources[route.source]
-        others = [spec for spec in sources.values() if finding is None or spec.is_private]
+        others = [spec for spec in sources.values() if not findings or spec.is_private]
         try:
             context.check_fits(tokens, first, others, max_tokens, files=bool(options.attachments))
         except context.InputTooLarge as exc:
@@ -587,20 +587,20 @@ class Session:
         fitting = [n for n in route.fallbacks if n in sources and context.fits(tokens, sources[n], max_tokens)]
         return route, [route.source, *fitting]
 
-    def _keep_private(self, prompt: str, options: SendOptions, route: Route) -> tuple[Route, Finding | None]:
+    def _keep_private(self, prompt: str, options: SendOptions, route: Route) -> tuple[Route, tuple[Finding, ...]]:
         """The data boundary, applied here whatever chose the source (auto mode, ``default_source``, ``-s``,
         F2, a retry, a fallback, bench): a request that looks sensitive goes only to private sources
         (:attr:`~fastchat_tui.config.SourceConfig.is_private`), unless the user overrode that for this
-        request. Returns the route without its non-private fallbacks, and the finding."""
+        request. Returns the route without its non-private fallbacks, and the findings."""
         history = tuple(m["content"] for m in self.messages if m.get("content"))
-        finding = find_sensitive(prompt, options.attachments, history, scanner=self.scanner)
-        if finding is None or options.allow_sensitive:
-            return route, finding
+        findings = find_sensitive(prompt, options.attachments, history, scanner=self.scanner)
+        if not findings or options.allow_sensitive:
+            return route, findings
         sources = self.config.sources
         if not sources[route.source].is_private:
-            raise SensitiveRefusal(finding, route.source)
+            raise SensitiveRefusal(findings, route.source)
         private = [name for name in route.fallbacks if name in sources and sources[name].is_private]
-        return (route if private == route.fallbacks else replace(route, fallbacks=private)), finding
+        return (route if private == route.fallbacks else replace(route, fallbacks=private)), findings
 
     def _boundary(self, turn: Turn, name: str, error: SourceError) -> SourceError:
         """A sensitive prompt that no local source answered says that nothing went anywhere else."""
