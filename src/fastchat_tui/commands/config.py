@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 
 from fastchat_tui.commands.common import CommandError, fail, load_config
-from fastchat_tui.config import Config, config_path, write_starter
+from fastchat_tui.config import Config, config_path
+from fastchat_tui.starter import write_starter
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,6 +30,22 @@ def startup_problems(config: Config) -> list[str]:
     return check_themes(config)[1]
 
 
+def _ollama_answers() -> bool:
+    """Whether the Ollama that a config without its address would use (``OLLAMA_HOST``, else the default)
+    answers now: its model list, within the probe's short time."""
+    from fastchat_tui.config import discover
+    from fastchat_tui.sources import make_source
+
+    async def probe() -> bool:
+        client = make_source(discover(dict(os.environ))["local"])
+        try:
+            return (await client.probe()).reachable
+        finally:
+            await client.aclose()
+
+    return asyncio.run(probe())
+
+
 def run(args: argparse.Namespace) -> int:
     path = config_path()
     if args.action == "path":
@@ -34,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "init":
         if path.exists() and not args.force:
             raise CommandError(f"{path} exists; use --force to overwrite it", 1)
-        write_starter(path)
+        write_starter(path, ollama_answers=_ollama_answers())
         print(f"wrote {path}")
     else:
         config = load_config()
