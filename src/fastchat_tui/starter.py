@@ -44,9 +44,11 @@ EXAMPLES = """\
 # system = "You are a patient teacher."
 # prompt = "Explain this to a new engineer:\\n\\n$input"
 
-# -- Example: how auto mode routes prompts. Every key is optional; these are the defaults.
+# -- Example: how auto mode routes prompts. Every key is optional; but for review_private, these are
+# -- the defaults.
 # [router]
 # default = "tag:hosted"      # where chat and review go: a name, "tag:TAG", or a list of them
+# review_private = true       # code review (fastchat review) goes only to private sources
 # long_input_chars = 16000    # a prompt this large is "long", and goes to a fast source
 # [[router.rules]]            # your own rules come first; the first that matches wins
 # task = "chat"
