@@ -101,9 +101,9 @@ OPTIONS: dict[str, Counterpart] = {
 
 def command_mistake(word: str, commands: Collection[str]) -> str | None:
     """Why the lone word ``word`` is taken for a command rather than a prompt, and what to type instead; ``None``
-    when it is a prompt. A word close to one of fastchat's ``commands`` is that command mistyped; another tool's
-    word (:data:`WORDS`), or one close to it, gets fastchat's counterpart; a word of parts joined by ``-`` or
-    ``_`` (``models-list``) is taken for the first part that is either."""
+    when it is a prompt. Another tool's word (:data:`WORDS`) gets fastchat's counterpart; a word close to one of
+    fastchat's ``commands`` is that command mistyped, and one close to another tool's word is that word; a word
+    of parts joined by ``-`` or ``_`` (``models-list``) is taken for the first part that is any of these."""
     lowered = word.lower()
     parts = [part for part in re.split(r"[-_]+", lowered) if part]
     for candidate in dict.fromkeys((lowered, *(parts if len(parts) > 1 else ()))):
