@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fastchat_tui.config import ConfigError, load, normalize_ollama_url, normalize_openai_url, write_starter
+from fastchat_tui.config import ConfigError, load, normalize_ollama_url, normalize_openai_url
+from fastchat_tui.starter import write_starter
 from tests.helpers import child_env, fastchat
 
 MINIMAL = """\

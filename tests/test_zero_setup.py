@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui import gguf
-from fastchat_tui.config import Config, load, write_starter
+from fastchat_tui.config import Config, load
 from fastchat_tui.events import Fallback, Finished, Preparing, SessionEvent
 from fastchat_tui.router import Router, fallback_text
 from fastchat_tui.routing import MemoryLedger
 from fastchat_tui.session import Session
 from fastchat_tui.sources.embedded import BASE_REPLY_TOKENS, EmbeddedSource
+from fastchat_tui.starter import write_starter
 from fastchat_tui.turn import SendOptions
 from tests.keys_helpers import env_key
 from tests.llamacpp_server import ensure_model

@@ -6,8 +6,10 @@ function taking the parsed arguments and returning an exit code. Heavy
 packages (openai, ollama, textual) are imported only by the command that runs.
 
 The rules every command shares live here, once: a first word that is not a command is a prompt
-for ``ask`` (``fastchat "question"``; a single word close to a command's name is refused as a
-mistyped command instead), a ``-s``, ``-m``, ``-c`` or ``--chat`` given before the command is the
+for ``ask`` (``fastchat "question"``; a single word close to a command's name, or a command of another
+tool such as ``logs`` or ``help``, is refused with fastchat's counterpart instead: see
+:mod:`fastchat_tui.commands.other_tools`), an option no parser knows is refused as unknown, with the
+closest there is, a ``-s``, ``-m``, ``-c`` or ``--chat`` given before the command is the
 command's own (or is refused), an unknown source is a usage error, a mistyped option
 gets the usage of the command it was given to, a reader that goes away (``| head``)
 ends the command quietly, and SIGTERM and SIGHUP end it as Ctrl+C does (a streaming reply is
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import errno
 import importlib
 import os
@@ -27,10 +28,11 @@ import signal
 import sys
 from collections.abc import Iterable, Iterator
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 from fastchat_tui import __version__
 from fastchat_tui.commands.common import CommandError, add_chat_options, add_model_option, fail
+from fastchat_tui.commands.other_tools import command_mistake, option_mistake
 from fastchat_tui.config import ConfigError
 
 COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench", "models")
@@ -40,8 +42,6 @@ GLOBAL = (("-s", "--source", "source", "takes no source"), ("-m", "--model", "mo
           ("-c", "--continue", "continue_chat", "continues no chat"), ("--chat", "--chat", "chat_id", "continues no chat"))
 """The options of the chat that a command may take too: (as shown, option, dest, what a command without it
 does not do)."""
-TYPO_CUTOFF = 0.75
-"""How like a command's name a lone word must be (difflib's ratio) to be taken as that command mistyped."""
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
@@ -50,16 +50,50 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose
 class _Parser(argparse.ArgumentParser):
     """argparse for every level of ``fastchat``: plain-text help, and each command's own usage on its mistakes."""
 
+    _given: tuple[str, ...] = ()
+    """The words this parser was last given to parse."""
+
     def format_help(self) -> str:
         # Descriptions are the modules' docstrings: drop their ``literal`` markup.
         return re.sub(r"``(.+?)``", r"\1", super().format_help())
 
     def parse_known_args(self, args: Iterable[str] | None = None, namespace: Any = None) -> tuple[Any, list[str]]:
-        """Refuse unknown arguments here, so ``fastchat ask --bogus`` prints ask's usage, not the top level's."""
+        """Refuse unknown arguments here, so ``fastchat ask --bogus`` prints ask's usage, not the top level's;
+        an unknown option is named as one, with the closest this command has."""
+        self._given = tuple(sys.argv[1:] if args is None else args)
         parsed, extras = super().parse_known_args(args, namespace)
+        if option := next((extra for extra in extras if is_option(extra)), None):
+            self.refuse_option(option)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and ``message``, and exit 2. A word argparse calls an invalid choice
+        (``history --limt 3``: ``invalid choice: '3'``) that follows an option this parser does not know was
+        meant as that option's value: the option is the mistake, and the message says so."""
+        if "invalid choice: " in message:
+            for word in self._given:
+                if f"invalid choice: {word!r}" in message:
+                    break
+                if is_option(word) and not self._knows(word):
+                    self.refuse_option(word)
+        super().error(message)
+
+    def _knows(self, word: str) -> bool:
+        """Whether ``word`` is one of this parser's options (``--lim`` too, which argparse takes for ``--limit``;
+        ``-n5``, ``--limit=5``)."""
+        options = self._option_string_actions  # argparse has no public list of a parser's options
+        name = word.partition("=")[0]
+        if name.startswith("--"):
+            return any(option.startswith(name) for option in options)
+        return name in options or word[:2] in options
+
+    def refuse_option(self, option: str, also: _Parser | None = None) -> None:
+        """A usage error for ``option``, which this parser does not know (:func:`option_mistake`): the closest of
+        its options, or of ``also``'s (``ask``'s, for the top level, whose words are a prompt for ``ask``)."""
+        options = [*self._option_string_actions, *(also._option_string_actions if also else ())]
+        self.error(option_mistake(option, dict.fromkeys(options), self.prog))
 
 
 def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
@@ -82,24 +116,35 @@ def build_parser() -> tuple[_Parser, dict[str, _Parser]]:
     return parser, subparsers.choices
 
 
+def is_option(word: str) -> bool:
+    """Whether a command-line word is an option (``-x``, ``--name``), as argparse reads one: not ``-`` or a
+    negative number."""
+    return word.startswith("-") and word != "-" and not _NEGATIVE.fullmatch(word)
+
+
+_NEGATIVE = re.compile(r"-\d+$|-\d*\.\d+$")
+
+
 def _bare_prompt(argv: list[str], parser: _Parser, commands: dict[str, _Parser]) -> list[str]:
     """``fastchat "question"``: a first word that is neither an option nor a command makes the line an
-    ``ask`` (with every option given, which ``ask`` takes too). A lone word that looks like a command's
-    name mistyped (``fastchat histroy``) is a usage error that suggests the command."""
-    words = _positionals(argv, commands["ask"])
-    if not words or words[0] in commands:
+    ``ask`` (with every option given, which ``ask`` takes too). A lone word that reads as a command (a
+    command's name mistyped, ``fastchat histroy``, or another tool's, ``fastchat logs``) is a usage error
+    that says what to type instead; so is an option before the first word that neither the top level nor
+    ``ask`` knows (``fastchat -r coder``), which argparse would report as a wrong command."""
+    words, unknown = _positionals(argv, commands["ask"], parser)
+    if words and words[0] in commands:
         return argv
-    first = words[0]
-    close = difflib.get_close_matches(first.lower(), COMMANDS, n=1, cutoff=TYPO_CUTOFF)
-    if close and len(words) == 1 and not first.split()[1:]:
-        parser.error(f"unknown command '{first}'; did you mean 'fastchat {close[0]}'? "
-                     f"(to send it as a prompt: fastchat ask {first})")
-    return ["ask", *argv]
+    if len(words) == 1 and not words[0].split()[1:] and (mistake := command_mistake(words[0], commands)):
+        parser.error(f"{mistake} To send it as a prompt: fastchat ask {words[0]}")
+    if unknown is not None and not words:
+        parser.refuse_option(unknown, also=commands["ask"])
+    return ["ask", *argv] if words else argv
 
 
-def _positionals(argv: list[str], ask: _Parser) -> list[str]:
-    """The words of ``argv`` that are not options or their values, read as ``ask`` reads them; empty when an
-    option ``ask`` does not know comes first (``--version``, a mistake: argparse answers it)."""
+def _positionals(argv: list[str], ask: _Parser, top: _Parser) -> tuple[list[str], str | None]:
+    """The words of ``argv`` that are not options or their values, read as ``ask`` reads them, up to the first
+    option ``ask`` does not know; and that option, unless the top level knows it (``--version``: argparse
+    answers it)."""
     options = ask._option_string_actions  # argparse has no public list of a parser's options
     words: list[str] = []
     index = 0
@@ -107,17 +152,17 @@ def _positionals(argv: list[str], ask: _Parser) -> list[str]:
         word = argv[index]
         index += 1
         if word == "--":
-            return words + argv[index:]
-        if not word.startswith("-") or word == "-":
+            return words + argv[index:], None
+        if not is_option(word):
             words.append(word)
             continue
         name, equals, _ = word.partition("=")
         action = options.get(name) or (options.get(word[:2]) if not word.startswith("--") else None)
         if action is None:
-            return words
+            return words, None if name in top._option_string_actions else word
         if action.nargs != 0 and not equals and name in options:  # the value is the next word
             index += 1
-    return words
+    return words, None
 
 
 def _apply_global(args: argparse.Namespace, commands: dict[str, _Parser]) -> None:

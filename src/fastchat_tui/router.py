@@ -183,7 +183,8 @@ class Router:
         fallback = [name for name in self._resolve(rule.fallbacks) if name not in primary]
         notes: list[str] = []
         mentioned: set[str] = set()  # sources a note already names, with why
-        if task == "sensitive":
+        private_only = task == "sensitive" or (task == "review" and settings.review_private)
+        if private_only:
             hosted = [n for n in (*primary, *fallback) if not self.sources[n].is_private]
             for name in hosted:
                 decision.skipped[name] = "not private"
@@ -192,11 +193,14 @@ class Router:
             if not primary and not fallback:
                 primary = [n for n, spec in self.sources.items() if spec.is_private]
             if not primary and not fallback:
+                because, remedy = (
+                    (f"this prompt looks sensitive ({why})", "remove the secret from the prompt") if task == "sensitive"
+                    else ("[router] review_private = true keeps reviews private", "choose a source by hand (-s)"))
                 raise SourceError(
                     ErrorKind.NOT_FOUND,
-                    f"not sent: this prompt looks sensitive ({why}), so it may only go to a private source "
-                    "(tagged 'local' on this machine, or marked private = true), and none is configured. "
-                    "Add a local source (e.g. Ollama) or remove the secret from the prompt.",
+                    f"not sent: {because}, so it may only go to a private source (tagged 'local' on this machine, "
+                    f"or marked private = true), and none is configured. Add a local source (e.g. Ollama) or "
+                    f"{remedy}.",
                 )
         # Over budget: skipped in auto mode (still selectable by hand).
         for name in [*primary, *fallback]:
@@ -240,6 +244,8 @@ class Router:
         rest = rest + [n for n in cooled if n != chosen]
         if task == "sensitive":
             notes.append("local only, never sent to a hosted source")
+        elif private_only:
+            notes.append("private only (review_private)")
         if rule.origin != "default":
             notes.append(f"by {rule.origin}")
         for name, what in decision.skipped.items():

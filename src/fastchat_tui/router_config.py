@@ -29,6 +29,7 @@ ROUTER_FIELDS: dict[str, Field] = {
     "cooldown_max_s": Field("float", "the longest cool-down, in seconds", least=0),
     "budget_warn": Field("float", "the share of a monthly budget that warns", least=0),
     "hedge": Field("bool", "send a code completion to two sources at once and keep the first to start"),
+    "review_private": Field("bool", "send code review (fastchat review) in auto mode only to private sources"),
     "sensitive_patterns": Field("strings", "your own regular expressions for private data (none that can backtrack "
                                 "for ever, such as (a+)+)"),
     "sensitive_paths": Field("strings", "your own file globs for private files"),

@@ -93,6 +93,8 @@ class RouterSettings:
     budget_warn: float = 0.8
     hedge: bool = False
     """Auto mode may send a latency-bound request to two sources at once and keep the first to start."""
+    review_private: bool = False
+    """Auto mode sends a code review only to private sources, as it does a sensitive prompt."""
 
     def all_rules(self) -> list[Rule]:
         """The user's rules in order, then the built-in default for every task kind."""

@@ -113,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         options = replace(options, route=session.prepare(prompt, options))
     except SourceError as exc:
         raise CommandError(str(exc), 1) from None
+    _note_hosted(config, options, auto=(options.source or session.selected) == "auto")
     if is_terminal(sys.stdout) and not (args.json or args.plain):
         if attach_keyboard():
             return _run_tui(config, session, attachments, prompt, review.shown_request(attachments, focus), options)
@@ -120,6 +121,21 @@ def run(args: argparse.Namespace) -> int:
 
     return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args),
                         stream=not args.no_stream)
+
+
+def _note_hosted(config: Config, options: SendOptions, *, auto: bool) -> None:
+    """The first time auto mode (``auto``) sends a review to a source that is not private, say so on stderr, once
+    per machine (:func:`fastchat_tui.notices.first_time`), with the setting that keeps reviews on private sources."""
+    from fastchat_tui.config import config_path
+    from fastchat_tui.notices import first_time
+
+    route = options.route
+    spec = config.sources.get(route.source) if route is not None and auto else None
+    if spec is None or spec.is_private or not first_time("review-hosted"):
+        return
+    fail(f"note: auto mode sends this review to {spec.name} ({spec.base_url}), which is not a private source. To "
+         f"keep reviews on private sources, set review_private = true in the [router] table of "
+         f"{config.path or config_path()}. (This note is shown once.)")
 
 
 def _run_tui(config: Config, session: Session, attachments: Sequence[Attachment], prompt: str, label: str,

@@ -40,6 +40,7 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 from fastchat_tui import gguf
+from fastchat_tui.install import install_command
 from fastchat_tui.sources._util import excerpt, seconds
 from fastchat_tui.sources.base import ErrorKind, Event, ModelInfo, Preparing, Probe, Sent, SourceError
 from fastchat_tui.sources.openai_compat import OpenAISource
@@ -60,7 +61,13 @@ LOG_TAIL = 16 << 10
 """How much of the end of llama.cpp's log is searched for why it stopped."""
 _ERROR_LINE = re.compile(r"^\d[\d.]* E\s+(.+)$")
 """A line of llama.cpp's log at level E: ``0.00.007.640 E llama_model_load: error loading model: …``."""
-INSTALL_HINT = "install it with `pip install 'fastchat-tui[embedded]'`"
+
+
+def _not_installed() -> str:
+    """Why the embedded source cannot run, and the command that installs llama.cpp from fastchat's clone."""
+    return f"llama.cpp (xllamacpp) is not installed; install it with {install_command('embedded')}"
+
+
 CONTINUATION_TEMPLATE = ("{% for message in messages %}{{ message['content'] }}{% if not loop.last %}\n\n{% endif %}"
                          "{% endfor %}")
 """The chat template of a base model (its file has none, like the ``embedded`` extra's Gemma 3 270M): the
@@ -143,7 +150,7 @@ class EmbeddedSource:
             await self._stop()
             model = await asyncio.to_thread(self._find, wanted)
             if importlib.util.find_spec("xllamacpp") is None:
-                raise self._error(ErrorKind.UNREACHABLE, f"llama.cpp (xllamacpp) is not installed; {INSTALL_HINT}")
+                raise self._error(ErrorKind.UNREACHABLE, _not_installed())
             if not model.ready:
                 yield Preparing("unpacking", perf_counter())
                 try:
@@ -198,7 +205,7 @@ class EmbeddedSource:
             return Probe(False, [], error)
         if importlib.util.find_spec("xllamacpp") is None:
             return Probe(False, [], self._error(ErrorKind.UNREACHABLE,
-                                                f"llama.cpp (xllamacpp) is not installed; {INSTALL_HINT}"))
+                                                _not_installed()))
         return Probe(True, [model.name])
 
     # -- stopping --------------------------------------------------------------------

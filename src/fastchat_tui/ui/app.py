@@ -118,7 +118,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         """Compare mode's sources (two to four), each prompt sent to all of them at once; ``[]``: it is off."""
         self._compared: list[Pick] = []
         """The last comparison's sources: marked when the compare picker opens again."""
-        self._theme_warnings = apply_themes(self, config.theme)
+        self._theme_warnings = apply_themes(self, config)
         self.chat = ChatLog(id="chat")
         key = partial(shown_key, self)
         self.prompt_input = PromptInput(

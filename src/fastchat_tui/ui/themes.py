@@ -8,6 +8,7 @@ config is the user's own file (with their comments and layout), which fastchat o
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import os
 import tomllib
@@ -18,11 +19,14 @@ from typing import Any
 
 from textual.app import App
 from textual.color import Color, ColorParseError
-from textual.theme import Theme
+from textual.theme import BUILTIN_THEMES, Theme
 
-from fastchat_tui.config import config_dir, data_dir
+from fastchat_tui.config import Config, config_dir, data_dir
+from fastchat_tui.config_schema import Locator, read_toml
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "themes"
+FALLBACK_THEME = "fastchat-dark"
+"""The theme the chat uses when the config's is not found."""
 _COLOR_FIELDS = {"primary", "secondary", "warning", "error", "success", "accent", "foreground", "background", "surface", "panel",
                  "boost"}
 
@@ -126,18 +130,34 @@ def remember_theme(theme: str, config_theme: str, path: Path | None = None) -> s
     return None
 
 
-def apply_themes(app: App[Any], config_theme: str) -> list[str]:
+def check_themes(config: Config) -> tuple[list[Theme], list[str]]:
+    """Every valid theme file, and what is wrong with the themes: each bad theme file, and a config ``theme``
+    that names none of them nor one of Textual's (at its line of the config file, with the closest name).
+    The chat warns about each problem as it starts (:func:`apply_themes`); ``fastchat config check`` refuses
+    them."""
+    themes, problems = load_themes()
+    names = [*BUILTIN_THEMES, *(theme.name for theme in themes)]
+    if config.theme not in names:
+        close = difflib.get_close_matches(config.theme, names, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        message = (f"no theme named '{config.theme}' ({hint}there are: {', '.join(sorted(set(names)))}); the chat "
+                   f"uses {FALLBACK_THEME}")
+        _, where = read_toml(config.path) if config.path else (None, Locator(None, ""))
+        problems.append(str(where.error(message, (), "theme")))
+    return themes, problems
+
+
+def apply_themes(app: App[Any], config: Config) -> list[str]:
     """Register every theme on ``app`` and choose its theme: the palette's last choice, unless the config's
-    ``theme`` changed since, else the config's. Returns what to warn about (a bad theme file, a missing theme)."""
-    themes, warnings = load_themes()
+    ``theme`` changed since, else the config's. Returns what to warn about (:func:`check_themes`)."""
+    themes, warnings = check_themes(config)
     for theme in themes:
         app.register_theme(theme)
-    chosen = remembered_theme(config_theme)
+    chosen = remembered_theme(config.theme)
     if chosen in app.available_themes:
         app.theme = chosen
-    elif config_theme in app.available_themes:
-        app.theme = config_theme
+    elif config.theme in app.available_themes:
+        app.theme = config.theme
     else:
-        warnings.append(f"theme '{config_theme}' not found; using fastchat-dark")
-        app.theme = "fastchat-dark" if "fastchat-dark" in app.available_themes else "textual-dark"
+        app.theme = FALLBACK_THEME if FALLBACK_THEME in app.available_themes else "textual-dark"
     return warnings

