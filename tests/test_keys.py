@@ -19,6 +19,7 @@ import keyring.backends.null
 import pytest
 
 from fastchat_tui import keys
+from fastchat_tui.commands.keys import WRONG_KEY
 from fastchat_tui.config import SourceConfig, load
 from fastchat_tui.session import Session
 from tests.keys_helpers import KeyedServer, openai_source_toml, sandbox
@@ -369,7 +370,7 @@ def test_cli_key_test_ok_rejected_unreachable(tmp_path):
         ok = box.run("keys", "test", "fast", extra_env={"FAST_KEY": KEY})
         assert ok.returncode == 0, ok.stderr
         assert ok.stdout.startswith("fast: ok") and "csk-…9f2a" in ok.stdout and "env FAST_KEY" in ok.stdout
-        assert server.authorizations() == [f"Bearer {KEY}"]
+        assert server.authorizations() == [f"Bearer {KEY}", f"Bearer {WRONG_KEY}"]  # then a wrong one, refused
 
         wrong = "csk-wrong0123456789abcdefwxyz"
         rejected = box.run("keys", "test", "fast", extra_env={"FAST_KEY": wrong})
