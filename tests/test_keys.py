@@ -383,6 +383,48 @@ def test_cli_key_test_ok_rejected_unreachable(tmp_path):
             assert KEY not in result.stdout + result.stderr and wrong not in result.stdout + result.stderr
 
 
+def test_keys_test_tells_a_key_that_works_from_a_server_that_asks_for_none(tmp_path):
+    """Issue 26.14: a server that serves ``/models`` whatever the key would make any key look fine."""
+    with KeyedServer(None) as server:
+        box = sandbox(tmp_path, **FAIL_BACKEND)
+        box.write_config(openai_source_toml("open", server.url, api_key_env="OPEN_KEY"))
+        tested = box.run("keys", "test", "open", extra_env={"OPEN_KEY": "csk-wrong0123456789abcdefwxyz"})
+    assert tested.returncode == 1 and "ok" not in tested.stdout, tested.stdout
+    assert tested.stderr.startswith(f"open: unverified — {server.url} accepted a deliberately wrong key too: this "
+                                    "server did not ask for a key"), tested.stderr
+
+
+def test_sources_that_take_no_key_say_so_in_keys_list_and_keys_test(tmp_path):
+    """Issue 26.13: ``embedded`` (fastchat's own llama.cpp) needs no key, like an Ollama source."""
+    pytest.importorskip("xllamacpp")
+    from tests.test_gguf import write_gguf
+
+    model = write_gguf(tmp_path / "tiny.gguf")
+    box = sandbox(tmp_path, **FAIL_BACKEND)
+    box.write_config(f'[sources.embedded]\nkind = "embedded"\nmodel = "{model}"\n'
+                     f'[sources.local]\nkind = "ollama"\nbase_url = "http://127.0.0.1:{closed_port()}"\nmodel = "m"\n')
+    listed = box.run("keys", "list")
+    rows = {line.split()[0]: line.split()[1:] for line in listed.stdout.splitlines()[1:]}
+    assert rows["embedded"] == rows["local"] == ["none", "(not", "needed)", "—"], listed.stdout
+    tested = box.run("keys", "test", "embedded")
+    assert tested.returncode == 0, tested.stderr
+    assert tested.stdout.startswith("embedded: no key needed; ok — llama.cpp, run by fastchat accepted"), tested.stdout
+
+
+def test_a_presets_key_does_not_follow_a_changed_base_url(tmp_path, no_proxy_env):
+    """Issue 25.6: ``preset = "cerebras"`` with ``base_url`` at another server does not send CEREBRAS_API_KEY
+    there; naming the variable in ``api_key_env`` does (the user's explicit choice)."""
+    with KeyedServer(None) as moved, KeyedServer(KEY) as named:
+        box = sandbox(tmp_path, **FAIL_BACKEND, CEREBRAS_API_KEY=KEY)
+        box.write_config(openai_source_toml("moved", moved.url, preset="cerebras")
+                         + openai_source_toml("named", named.url, preset="cerebras", api_key_env="CEREBRAS_API_KEY"))
+        first = box.run("ask", "-s", "moved", "hi")
+        second = box.run("ask", "-s", "named", "hi")
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert moved.authorizations() == [None]
+    assert named.authorizations() == [f"Bearer {KEY}"]
+
+
 # --- binding: a key goes to its own source only -------------------------------------------
 
 async def test_a_request_to_a_second_source_does_not_carry_the_first_sources_key(tmp_path, monkeypatch):

@@ -142,7 +142,7 @@ def run_list(args: argparse.Namespace) -> int:
         if source.kind != "openai" and key is None:
             origin = "none (not needed)"
         elif name in presets:
-            origin = f"none (a preset: a key makes it a source; `fastchat keys set {name}` or {keys.key_variable(source)})"
+            origin = "none (a preset: a key adds it)"
         elif key is None and problem is None and (moved := keys.moved_from(source)):
             origin = f"none (the keyring's key is for {moved})"
         elif origin.startswith("env ") and problem is None and _in_keyring(keys, source):
