@@ -523,6 +523,17 @@ async def test_key_prompt_returns_the_pasted_key_and_never_shows_it():
     assert results == [KEY]
 
 
+@pytest.mark.parametrize(("env_set", "said"), [
+    (True, "CEREBRAS_API_KEY holds the key that was sent, and is used before the OS keyring: correct or unset it"),
+    (False, "(Or set CEREBRAS_API_KEY before starting fastchat: it is used before the OS keyring.)")])
+async def test_key_prompt_names_the_variable_by_the_lookup_order(env_set, said):
+    app = await _prompt_app([], rejected=True, env_var="CEREBRAS_API_KEY", env_set=env_set)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        shown = " ".join(str(app.screen.query_one("#key-help").render()).split())
+    assert said in shown and "restart" not in shown, shown
+
+
 async def test_key_prompt_escape_dismisses_with_none():
     results: list = []
     app = await _prompt_app(results)
