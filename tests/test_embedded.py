@@ -241,8 +241,12 @@ def test_a_chat_is_written_as_questions_and_answers_for_a_base_model_to_continue
     assert all(stop in f"{QA_PREAMBLE}\n\nQ: next" for stop in BASE_STOP[:2])  # where the frame's next turn begins
 
 
-def test_default_threads_leave_a_core_for_fastchat():
-    assert default_threads() == max(1, len(os.sched_getaffinity(0)) - 1)
+def test_default_threads_are_the_idle_cores():
+    cores = len(os.sched_getaffinity(0))
+    assert default_threads(load=0.6) == cores  # fastchat starting is no busy core
+    assert default_threads(load=1.2) == max(1, cores - 1)
+    assert default_threads(load=cores + 8.0) == 1
+    assert 1 <= default_threads() <= cores
 
 
 # -- never outliving fastchat ------------------------------------------------------------

@@ -137,7 +137,8 @@ class SourceConfig:
     chunks and partial lines do not count, reasoning does. ``timeout_s`` bounds the wait for the headers
     and for each read."""
     threads: int | None = None
-    """``kind = "embedded"``: llama.cpp's CPU threads (``None``: the cores less one, at least one)."""
+    """``kind = "embedded"``: llama.cpp's CPU threads (``None``: the idle cores when it starts, at least one:
+    :func:`~fastchat_tui.sources.embedded.default_threads`)."""
     gpu_layers: int | None = None
     """``kind = "embedded"``: layers llama.cpp offloads to a GPU where its build has one (``None``: its default)."""
     system_prompt: str | None = None

@@ -73,7 +73,7 @@ answers in ChatML tags instead."""
 QA_PREAMBLE = "Questions, each answered briefly and helpfully.\n\nQ: What is the capital of France?\nA: Paris."
 """How a base model's text begins: a line that says what follows, and one answered question that shows the shape
 (a reply on the answer's line, then a blank line)."""
-BASE_STOP = ["\n\n", "\nQ:", "\nA:"]
+BASE_STOP = ("\n\n", "\nQ:", "\nA:")
 """Where a base model's answer ends: the blank line before the frame's next question, or a next question or
 answer written without one."""
 BASE_REPLY_TOKENS = 256
@@ -106,13 +106,25 @@ def base_model_note(source: str, model: gguf.GGUFModel) -> str:
             "or set GROQ_API_KEY)")
 
 
-def default_threads() -> int:
-    """The cores this process may use, less one for fastchat itself (at least one)."""
+def default_threads(load: float | None = None) -> int:
+    """The cores this process may use that are idle when llama.cpp starts: the usable cores less the whole cores
+    the 1-minute load average (``load``, default the system's) keeps busy, at least one.
+
+    Measured with ``benchmarks/embedded_threads.py`` (Gemma 3 270M Q4_K_M, 2 cores, thread counts interleaved):
+    at load 0.5, 2 threads decode 35 tokens/s against 23 with 1 (38 against 22 with ``fastchat ask``); at load
+    10, 2 threads collapse to 0.7 tokens/s (median of 7 runs, 0.5–0.9, at 9 times the CPU time per token:
+    llama.cpp's threads wait for each other) while 1 thread keeps 6.1 (5.1–7.4). So every idle core, and
+    none that is busy."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(1, cores - 1)
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:  # no load average on this system
+            load = 0.0
+    return max(1, min(cores, cores - int(load)))
 
 
 class EmbeddedSource:
@@ -207,7 +219,7 @@ class EmbeddedSource:
             inner = replace(self.config, kind="openai", base_url=child.url, model=model.name)
             extra: dict[str, object] = {"return_progress": True}
             if base:
-                extra["stop"] = BASE_STOP
+                extra["stop"] = list(BASE_STOP)
             self._inner = OpenAISource(inner, extra_body=extra, trust_env=False)
 
     def _find(self, wanted: str) -> gguf.GGUFModel:
