@@ -19,6 +19,7 @@ import keyring
 import pytest
 
 from fastchat_tui import keys
+from fastchat_tui.commands.keys import WRONG_KEY
 from fastchat_tui.config import load
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind
@@ -78,7 +79,7 @@ def test_set_list_use_rotate_delete(tmp_path, service):
         assert json.loads(used.stdout)["status"] == "complete"
         tested = box.run("keys", "test", "fast")
         assert tested.returncode == 0 and tested.stdout.startswith("fast: ok"), tested.stderr
-        assert set(server.authorizations()) == {f"Bearer {KEY}"}
+        assert set(server.authorizations()) == {f"Bearer {KEY}", f"Bearer {WRONG_KEY}"}  # the wrong one refused
 
         # rotate: the server now wants the new key; the old one is rejected
         server.key = NEW_KEY
