@@ -6,9 +6,11 @@ test, which answers the questions and says which column to keep, as the chat and
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import replace
 
 import pytest
 
+from fastchat_tui import keys
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.conversation import Compared, Conversation, ConversationEvent, NeedsConsent, NeedsKey, Notice
 from fastchat_tui.events import Finished
@@ -66,6 +68,21 @@ async def test_a_missing_key_is_asked_for_and_the_reply_goes_again_with_it(spawn
     assert server.authorizations() == [None, f"Bearer {KEY}"]
     assert conversation.last_turn is again.turn
     assert session.messages == [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "keyed answer"}]
+    await session.aclose()
+
+
+async def test_a_key_rejected_from_the_environment_is_asked_for_naming_that_variable(
+        spawn_server, no_keyring: None, monkeypatch) -> None:
+    """The environment comes before the keyring, so the dialog must say the variable holds the key sent."""
+    server = spawn_server(KeyedServer, key=KEY)
+    monkeypatch.setenv("KEYED_KEY", "csk-wrong0123456789abcdefwxyz")
+    spec = replace(hosted("keyed", server.url), api_key_env="KEYED_KEY")
+    session = Session(Config(sources={"keyed": spec}, default_source="keyed"), key_lookup=keys.lookup)
+    asked: list[NeedsKey] = []
+    await run(Conversation(session).send("hello"),
+              lambda event: (asked.append(event), event.decline()) if isinstance(event, NeedsKey) else None)
+    [question] = asked
+    assert question.rejected and (question.env_var, question.env_set) == ("KEYED_KEY", True)
     await session.aclose()
 
 

@@ -24,7 +24,7 @@ import pytest
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import Done, ErrorKind, Preparing, Sent, SourceError, TextDelta, Usage
-from fastchat_tui.sources.embedded import EmbeddedSource, default_threads
+from fastchat_tui.sources.embedded import BASE_STOP, QA_PREAMBLE, EmbeddedSource, default_threads, qa_frame
 from fastchat_tui.sources.openai_compat import OpenAISource
 from tests.helpers import FASTCHAT, child_env
 from tests.keys_helpers import env_key
@@ -233,8 +233,20 @@ async def test_prompt_progress_is_reported_and_keeps_a_long_prompt_from_timing_o
     assert [e.server_tps for e in events if type(e) is Usage] == [42.5]
 
 
-def test_default_threads_leave_a_core_for_fastchat():
-    assert default_threads() == max(1, len(os.sched_getaffinity(0)) - 1)
+def test_a_chat_is_written_as_questions_and_answers_for_a_base_model_to_continue():
+    messages = [{"role": "system", "content": "Be terse. "}, {"role": "user", "content": "hello, who are you?\n"},
+                {"role": "assistant", "content": " I am a model."}, {"role": "user", "content": "and 2 + 2?"}]
+    assert qa_frame(messages) == (f"Be terse.\n\n{QA_PREAMBLE}\n\nQ: hello, who are you?\nA: I am a model."
+                                  "\n\nQ: and 2 + 2?\nA:")
+    assert all(stop in f"{QA_PREAMBLE}\n\nQ: next" for stop in BASE_STOP[:2])  # where the frame's next turn begins
+
+
+def test_default_threads_are_the_idle_cores():
+    cores = len(os.sched_getaffinity(0))
+    assert default_threads(load=0.6) == cores  # fastchat starting is no busy core
+    assert default_threads(load=1.2) == max(1, cores - 1)
+    assert default_threads(load=cores + 8.0) == 1
+    assert 1 <= default_threads() <= cores
 
 
 # -- never outliving fastchat ------------------------------------------------------------

@@ -19,6 +19,7 @@ import keyring.backends.null
 import pytest
 
 from fastchat_tui import keys
+from fastchat_tui.commands.keys import WRONG_KEY
 from fastchat_tui.config import SourceConfig, load
 from fastchat_tui.session import Session
 from tests.keys_helpers import KeyedServer, openai_source_toml, sandbox
@@ -369,7 +370,7 @@ def test_cli_key_test_ok_rejected_unreachable(tmp_path):
         ok = box.run("keys", "test", "fast", extra_env={"FAST_KEY": KEY})
         assert ok.returncode == 0, ok.stderr
         assert ok.stdout.startswith("fast: ok") and "csk-…9f2a" in ok.stdout and "env FAST_KEY" in ok.stdout
-        assert server.authorizations() == [f"Bearer {KEY}"]
+        assert server.authorizations() == [f"Bearer {KEY}", f"Bearer {WRONG_KEY}"]  # then a wrong one, refused
 
         wrong = "csk-wrong0123456789abcdefwxyz"
         rejected = box.run("keys", "test", "fast", extra_env={"FAST_KEY": wrong})
@@ -380,6 +381,48 @@ def test_cli_key_test_ok_rejected_unreachable(tmp_path):
         assert missing.returncode == 1 and "no key" in missing.stderr and "fastchat keys set fast" in missing.stderr
         for result in (ok, rejected, down, missing):
             assert KEY not in result.stdout + result.stderr and wrong not in result.stdout + result.stderr
+
+
+def test_keys_test_tells_a_key_that_works_from_a_server_that_asks_for_none(tmp_path):
+    """Issue 26.14: a server that serves ``/models`` whatever the key would make any key look fine."""
+    with KeyedServer(None) as server:
+        box = sandbox(tmp_path, **FAIL_BACKEND)
+        box.write_config(openai_source_toml("open", server.url, api_key_env="OPEN_KEY"))
+        tested = box.run("keys", "test", "open", extra_env={"OPEN_KEY": "csk-wrong0123456789abcdefwxyz"})
+    assert tested.returncode == 1 and "ok" not in tested.stdout, tested.stdout
+    assert tested.stderr.startswith(f"open: unverified — {server.url} accepted a deliberately wrong key too: this "
+                                    "server did not ask for a key"), tested.stderr
+
+
+def test_sources_that_take_no_key_say_so_in_keys_list_and_keys_test(tmp_path):
+    """Issue 26.13: ``embedded`` (fastchat's own llama.cpp) needs no key, like an Ollama source."""
+    pytest.importorskip("xllamacpp")
+    from tests.test_gguf import write_gguf
+
+    model = write_gguf(tmp_path / "tiny.gguf")
+    box = sandbox(tmp_path, **FAIL_BACKEND)
+    box.write_config(f'[sources.embedded]\nkind = "embedded"\nmodel = "{model}"\n'
+                     f'[sources.local]\nkind = "ollama"\nbase_url = "http://127.0.0.1:{closed_port()}"\nmodel = "m"\n')
+    listed = box.run("keys", "list")
+    rows = {line.split()[0]: line.split()[1:] for line in listed.stdout.splitlines()[1:]}
+    assert rows["embedded"] == rows["local"] == ["none", "(not", "needed)", "—"], listed.stdout
+    tested = box.run("keys", "test", "embedded")
+    assert tested.returncode == 0, tested.stderr
+    assert tested.stdout.startswith("embedded: no key needed; ok — llama.cpp, run by fastchat accepted"), tested.stdout
+
+
+def test_a_presets_key_does_not_follow_a_changed_base_url(tmp_path, no_proxy_env):
+    """Issue 25.6: ``preset = "cerebras"`` with ``base_url`` at another server does not send CEREBRAS_API_KEY
+    there; naming the variable in ``api_key_env`` does (the user's explicit choice)."""
+    with KeyedServer(None) as moved, KeyedServer(KEY) as named:
+        box = sandbox(tmp_path, **FAIL_BACKEND, CEREBRAS_API_KEY=KEY)
+        box.write_config(openai_source_toml("moved", moved.url, preset="cerebras")
+                         + openai_source_toml("named", named.url, preset="cerebras", api_key_env="CEREBRAS_API_KEY"))
+        first = box.run("ask", "-s", "moved", "hi")
+        second = box.run("ask", "-s", "named", "hi")
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert moved.authorizations() == [None]
+    assert named.authorizations() == [f"Bearer {KEY}"]
 
 
 # --- binding: a key goes to its own source only -------------------------------------------
@@ -479,6 +522,17 @@ async def test_key_prompt_returns_the_pasted_key_and_never_shows_it():
         await pilot.press("enter")
         await pilot.pause()
     assert results == [KEY]
+
+
+@pytest.mark.parametrize(("env_set", "said"), [
+    (True, "CEREBRAS_API_KEY holds the key that was sent, and is used before the OS keyring: correct or unset it"),
+    (False, "(Or set CEREBRAS_API_KEY before starting fastchat: it is used before the OS keyring.)")])
+async def test_key_prompt_names_the_variable_by_the_lookup_order(env_set, said):
+    app = await _prompt_app([], rejected=True, env_var="CEREBRAS_API_KEY", env_set=env_set)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        shown = " ".join(str(app.screen.query_one("#key-help").render()).split())
+    assert said in shown and "restart" not in shown, shown
 
 
 async def test_key_prompt_escape_dismisses_with_none():

@@ -19,6 +19,7 @@ import keyring
 import pytest
 
 from fastchat_tui import keys
+from fastchat_tui.commands.keys import WRONG_KEY
 from fastchat_tui.config import load
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import ErrorKind
@@ -48,7 +49,7 @@ def service(monkeypatch):
     name = f"fastchat-test-{uuid.uuid4().hex[:12]}"
     monkeypatch.setenv(keys.SERVICE_ENV, name)
     yield name
-    for user in ("fast", "first", "second", "third", "cerebras"):
+    for user in ("fast", "first", "second", "third", "cerebras", "openai"):
         for where in (name, keys.bindings_service()):
             with contextlib.suppress(keyring.errors.PasswordDeleteError):
                 keyring.delete_password(where, user)
@@ -78,7 +79,7 @@ def test_set_list_use_rotate_delete(tmp_path, service):
         assert json.loads(used.stdout)["status"] == "complete"
         tested = box.run("keys", "test", "fast")
         assert tested.returncode == 0 and tested.stdout.startswith("fast: ok"), tested.stderr
-        assert set(server.authorizations()) == {f"Bearer {KEY}"}
+        assert set(server.authorizations()) == {f"Bearer {KEY}", f"Bearer {WRONG_KEY}"}  # the wrong one refused
 
         # rotate: the server now wants the new key; the old one is rejected
         server.key = NEW_KEY
@@ -128,18 +129,68 @@ async def test_a_rotated_key_is_used_after_forget_source(tmp_path, service):
     assert server.authorizations() == [f"Bearer {KEY}", f"Bearer {KEY}", f"Bearer {NEW_KEY}"]
 
 
-def test_the_keyring_comes_before_the_environment(tmp_path, service, monkeypatch):
+def test_the_environment_comes_before_the_keyring(tmp_path, service, monkeypatch):
     path = tmp_path / "config.toml"
     path.write_text(openai_source_toml("fast", "http://127.0.0.1:9/v1", api_key_env="FAST_KEY"), encoding="utf-8")
     spec = load(path).sources["fast"]
-    monkeypatch.setenv("FAST_KEY", NEW_KEY)
-    assert keys.resolve(spec) == (NEW_KEY, "env FAST_KEY")
     keys.store(spec, KEY)
     assert keys.resolve(spec) == (KEY, "keyring")
-    key, origin = keys.resolve(spec)
-    assert (origin, keys.mask(key)) == ("keyring", "csk-…a7b3")
+    monkeypatch.setenv("FAST_KEY", NEW_KEY)
+    assert keys.resolve(spec) == (NEW_KEY, "env FAST_KEY")  # the per-invocation override
     assert keys.delete(spec) is True
     assert keys.resolve(spec) == (NEW_KEY, "env FAST_KEY")
+
+
+def test_a_good_key_in_the_environment_wins_over_a_bad_one_in_the_keyring_and_every_hint_says_so(tmp_path, service):
+    """Issue 26.3: the variable the hint names is the one used; ``keys list`` shows which key is used."""
+    with KeyedServer(KEY) as server:
+        box = sandbox(tmp_path, **{keys.SERVICE_ENV: service})
+        box.write_config(openai_source_toml("fast", server.url, api_key_env="FAST_KEY"))
+        assert box.run("keys", "set", "fast", "--stdin", stdin=NEW_KEY + "\n").returncode == 0  # a stale key
+
+        good = box.run("ask", "-s", "fast", "--json", "hi", extra_env={"FAST_KEY": KEY})
+        assert good.returncode == 0 and json.loads(good.stdout)["status"] == "complete", good.stderr
+        assert server.authorizations() == [f"Bearer {KEY}"]
+        listed = box.run("keys", "list", extra_env={"FAST_KEY": KEY})
+        row = next(line for line in listed.stdout.splitlines() if line.startswith("fast"))
+        assert row.split() == ["fast", "env", "FAST_KEY", "(before", "the", "keyring's", "key)", "csk-…a7b3"], row
+
+        bad = box.run("ask", "-s", "fast", "--json", "hi", extra_env={"FAST_KEY": NEW_KEY})
+        error = json.loads(bad.stdout)["error"]["message"]
+        assert bad.returncode != 0 and "the key comes from FAST_KEY, which is used before the OS keyring" in error
+        unset = box.run("ask", "-s", "fast", "--json", "hi")  # the keyring's stale key: the hint is the keyring's
+        error = json.loads(unset.stdout)["error"]["message"]
+        assert "run `fastchat keys set fast`, or set FAST_KEY (used before the OS keyring)" in error, error
+        for result in (good, listed, bad, unset):
+            assert KEY not in result.stdout + result.stderr and NEW_KEY not in result.stdout + result.stderr
+
+
+def test_a_presets_key_in_the_environment_or_the_keyring_makes_it_a_source_with_a_config_file_too(tmp_path, service):
+    """Issue 26.2: one rule, with or without a config file; the ``openai`` preset's address is given by
+    ``OPENAI_BASE_URL``, so its requests stay on loopback."""
+    with KeyedServer(KEY) as server:
+        box = sandbox(tmp_path, **{keys.SERVICE_ENV: service}, OPENAI_BASE_URL=server.url)
+        box.write_config(openai_source_toml("fast", "http://127.0.0.1:9/v1", preset="cerebras"))
+        keyless = box.run("ask", "-s", "openai", "hi")
+        assert keyless.returncode == 2 and "'openai' is a preset without a key, so not a source yet: run " \
+            "`fastchat keys set openai` or set OPENAI_API_KEY" in keyless.stderr, keyless.stderr
+        listed = box.run("keys", "list")
+        assert next(line for line in listed.stdout.splitlines() if line.startswith("openai")).split() == \
+            ["openai", "none", "(a", "preset:", "a", "key", "adds", "it)", "—"], listed.stdout
+        taken = box.run("keys", "set", "cerebras", "--stdin", stdin=KEY + "\n")  # "fast" is the cerebras source
+        assert taken.returncode == 2 and "name 'fast' instead" in taken.stderr, taken.stderr
+        assert keyring.get_password(service, "cerebras") is None
+
+        from_env = box.run("ask", "-s", "openai", "--json", "hi", extra_env={"OPENAI_API_KEY": KEY})
+        assert from_env.returncode == 0 and json.loads(from_env.stdout)["source"] == "openai", from_env.stderr
+        assert box.run("keys", "set", "openai", "--stdin", stdin=KEY + "\n").returncode == 0
+        listed = box.run("keys", "list")
+        assert next(line for line in listed.stdout.splitlines() if line.startswith("openai")).split() == \
+            ["openai", "keyring", "csk-…a7b3"], listed.stdout
+        from_keyring = box.run("ask", "-s", "openai", "--json", "hi")
+        assert from_keyring.returncode == 0 and json.loads(from_keyring.stdout)["status"] == "complete", \
+            from_keyring.stderr
+        assert server.authorizations() == [f"Bearer {KEY}"] * 2
 
 
 async def test_a_request_to_a_second_source_does_not_carry_the_first_sources_key(tmp_path, service, monkeypatch):

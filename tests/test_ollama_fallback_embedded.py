@@ -177,6 +177,7 @@ def test_ask_with_ollama_down_answers_from_the_stores_model_and_prints_the_note(
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "XDG_CACHE_HOME": str(CACHE),
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "FASTCHAT_DATA_DIR": str(tmp_path / "data"),
            "OLLAMA_MODELS": str(_store(tmp_path, gemma)), "OLLAMA_HOST": f"127.0.0.1:{closed_port()}"}
+    env |= {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}  # this checkout's code
     proc = subprocess.Popen([sys.executable, "-m", "fastchat_tui", "ask", "--max-tokens", "8", "Once upon a time"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
     child = _wait_child(proc)

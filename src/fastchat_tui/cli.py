@@ -188,12 +188,12 @@ def _check_source(args: argparse.Namespace) -> None:
     """An unknown source is a usage error (exit 2) before any command starts."""
     if args.command not in ONE_SOURCE or args.source in (None, "auto"):
         return
-    from fastchat_tui.config import load
+    from fastchat_tui.config import load, unknown_source
     from fastchat_tui.keys import has_stored_key
 
     configured = load(has_stored_key=has_stored_key).sources
     if args.source not in configured:
-        raise CommandError(f"no source named '{args.source}' (configured: {', '.join(configured)}; or auto)", EXIT_USAGE)
+        raise CommandError(unknown_source(args.source, configured, also="auto"), EXIT_USAGE)
 
 
 INTERRUPTING = (signal.SIGTERM, signal.SIGHUP)

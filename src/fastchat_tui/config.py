@@ -137,7 +137,8 @@ class SourceConfig:
     chunks and partial lines do not count, reasoning does. ``timeout_s`` bounds the wait for the headers
     and for each read."""
     threads: int | None = None
-    """``kind = "embedded"``: llama.cpp's CPU threads (``None``: the cores less one, at least one)."""
+    """``kind = "embedded"``: llama.cpp's CPU threads (``None``: the idle cores when it starts, at least one:
+    :func:`~fastchat_tui.sources.embedded.default_threads`)."""
     gpu_layers: int | None = None
     """``kind = "embedded"``: layers llama.cpp offloads to a GPU where its build has one (``None``: its default)."""
     system_prompt: str | None = None
@@ -261,8 +262,8 @@ def load(path: Path | None = None, env: dict[str, str] | None = None, *,
     exists; raises :class:`ConfigError` for any problem, the ``[router]`` table's included.
 
     A ``$FASTCHAT_CONFIG`` that names no file is an error: the user chose that file, so it is
-    not silently replaced by discovery. ``has_stored_key(name)`` tells discovery whether the OS
-    keyring holds a key for a preset.
+    not silently replaced by discovery. ``has_stored_key(name)`` tells whether the OS keyring holds a
+    key for a preset. With a file or without, a preset that has a key is a source (:func:`keyed_presets`).
     """
     env = dict(os.environ) if env is None else env
     named = path is None and bool(env.get("FASTCHAT_CONFIG"))
@@ -276,6 +277,8 @@ def load(path: Path | None = None, env: dict[str, str] | None = None, *,
     config.path = path if exists else None
     if not config.sources:
         config.sources = discover(env, has_stored_key)
+    else:
+        config.sources |= keyed_presets(env, has_stored_key, config.sources)
     if "router" in raw:
         config.router = parse_router(raw["router"], {name: spec.is_private for name, spec in config.sources.items()},
                                      loc)
@@ -286,13 +289,40 @@ def discover(env: dict[str, str], has_stored_key: Callable[[str], bool] | None =
     """Sources that need no config: local Ollama, presets whose key is in the environment or the keyring, and
     ``embedded`` (:func:`embedded_source`) last, so a fallback tries the others first."""
     found = {"local": _preset_source("local", "ollama", env)}
-    for name, preset in PRESETS.items():
-        if preset.key_env and (env.get(preset.key_env) or (has_stored_key and has_stored_key(name))):
-            found[name] = _preset_source(name, name, env)
+    found |= keyed_presets(env, has_stored_key)
     embedded = embedded_source(env)
     if embedded is not None:
         found[embedded.name] = embedded
     return found
+
+
+def keyed_presets(env: Mapping[str, str], has_stored_key: Callable[[str], bool] | None = None,
+                  configured: Mapping[str, SourceConfig] | None = None) -> dict[str, SourceConfig]:
+    """The one rule of presets and keys: a preset whose key is in its environment variable, or in the OS keyring
+    under its name (``fastchat keys set groq``), is a source of that name, config file or not, unless a
+    ``configured`` source uses that preset already (:func:`preset_user`)."""
+    return {name: _preset_source(name, name, env) for name, preset in PRESETS.items()
+            if preset.key_env and preset_user(name, configured or {}) is None
+            and (env.get(preset.key_env) or (has_stored_key is not None and has_stored_key(name)))}
+
+
+def preset_user(name: str, configured: Mapping[str, SourceConfig]) -> str | None:
+    """The configured source that uses preset ``name`` (and so its key) already: by that name, by ``preset =``
+    or by its variable in ``api_key_env``; ``None`` when none does."""
+    variable = PRESETS[name].key_env if name in PRESETS else None
+    return name if name in configured else next(
+        (spec.name for spec in configured.values() if spec.preset == name or (variable and spec.api_key_env == variable)),
+        None)
+
+
+def unknown_source(name: str, sources: Mapping[str, SourceConfig], *, also: str = "") -> str:
+    """What to say of a source name that is not among ``sources`` (``also``: what else may be named, like
+    ``auto``): for a preset, how its key makes it one."""
+    preset = PRESETS.get(name)
+    if preset is not None and preset.key_env:
+        return (f"'{name}' is a preset without a key, so not a source yet: run `fastchat keys set {name}` or set "
+                f"{preset.key_env}, and it is one")
+    return f"no source named '{name}' (configured: {', '.join(sources) or 'none'}{f'; or {also}' if also else ''})"
 
 
 def embedded_source(env: Mapping[str, str]) -> SourceConfig | None:
@@ -313,7 +343,7 @@ def embedded_source(env: Mapping[str, str]) -> SourceConfig | None:
                         tags=list(schema["tags"].default), timeout_s=schema["timeout_s"].default)
 
 
-def _preset_source(name: str, preset_name: str, env: dict[str, str]) -> SourceConfig:
+def _preset_source(name: str, preset_name: str, env: Mapping[str, str]) -> SourceConfig:
     """The source a preset describes, at the address its environment variable gives, if set."""
     preset = PRESETS[preset_name]
     base_url = preset.base_url
@@ -417,9 +447,8 @@ def _parse_source(name: str, table: dict[str, Any], loc: Locator, env: dict[str,
             raise loc.error(f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} source has no {key}: {why}", where, key)
     values: dict[str, Any] = {key: list(spec.default) if isinstance(spec.default, tuple) else spec.default
                               for key, spec in schema.items() if spec.default is not None}
-    if preset:
-        values |= {"model": preset.model, "api_key_env": preset.key_env, "tags": list(preset.tags),
-                   "context_tokens": preset.context_tokens}
+    if preset:  # not its key variable: that goes only where the preset's keys belong (keys.key_variable)
+        values |= {"model": preset.model, "tags": list(preset.tags), "context_tokens": preset.context_tokens}
     values |= check_table(table, schema, loc, where)
     values["kind"] = kind
     if not values.get("model"):

@@ -8,7 +8,8 @@ handles each request (:class:`~fastchat_tui.session.Session`); front ends only r
 the questions.
 
 A turn's events are the session's (:mod:`fastchat_tui.events`), a comparison's are
-:class:`~fastchat_tui.race.ColumnEvent`, and the conversation adds its own: :class:`Notice` (a line to show),
+:class:`~fastchat_tui.race.ColumnEvent`, and the conversation adds its own: :class:`Notice` (a line to show; a
+source's :class:`~fastchat_tui.sources.base.SourceNote` is shown as one),
 :class:`Compared` (a comparison starts), and the questions :class:`NeedsKey` and :class:`NeedsConsent`. A
 question holds its stream until it is answered (``answer``/``decline``), then the stream goes on: with the
 request sent again when the user gave a key or confirmed, else it ends. A front end that cannot ask (``ask``,
@@ -18,6 +19,7 @@ request sent again when the user gave a key or confirmed, else it ends. A front 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncGenerator, Collection, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
@@ -30,7 +32,7 @@ from fastchat_tui.race import ColumnEvent, Race, race
 from fastchat_tui.secrets_scan import Finding
 from fastchat_tui.selection import Selection
 from fastchat_tui.session import SensitiveRefusal, Session
-from fastchat_tui.sources.base import ErrorKind, ModelChosen, ReasoningDelta, SourceError, TextDelta
+from fastchat_tui.sources.base import ErrorKind, ModelChosen, ReasoningDelta, SourceError, SourceNote, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
 
 if TYPE_CHECKING:
@@ -82,13 +84,15 @@ class Question:
 @dataclass(eq=False)
 class NeedsKey(Question):
     """``source`` rejected its key with ``status`` (``rejected``: a key was sent), or has none: ask for one.
-    ``reason`` is the error; ``env_var`` where the key may also come from; ``keyring_problem`` why no OS keyring
-    can keep it (then it is kept for this session only)."""
+    ``reason`` is the error; ``env_var`` where the key may also come from (:func:`~fastchat_tui.keys.key_variable`),
+    ``env_set`` whether it is set (then it is the key that was sent: it comes before the keyring);
+    ``keyring_problem`` why no OS keyring can keep it (then it is kept for this session only)."""
 
     reason: SourceError | None = None
     rejected: bool = False
     status: int = 401
     env_var: str | None = None
+    env_set: bool = False
     keyring_problem: str | None = None
 
     def answer(self, key: str | None, save: bool = False) -> None:
@@ -222,6 +226,9 @@ class Conversation:
                         turn = event.turn if isinstance(event, Finished) else None
                     elif isinstance(event, ModelChosen) and self.selection is not None:
                         self.selection.chosen[event.source] = event
+                    elif isinstance(event, SourceNote):
+                        yield Notice(event.text)
+                        continue
                     yield event
             events = None
             question = self._question(turn.error if turn else None, turn)
@@ -248,8 +255,10 @@ class Conversation:
         spec = self.session.config.sources.get(rejected.source or "") if rejected is not None else None
         if rejected is None or spec is None or spec.kind != "openai":
             return None
+        variable = keys.key_variable(spec)
         return NeedsKey(spec.name, reason=rejected, rejected=bool(self.session.key_lookup(spec)),
-                        status=rejected.status or 401, env_var=spec.api_key_env, keyring_problem=keys.keyring_problem())
+                        status=rejected.status or 401, env_var=variable,
+                        env_set=bool(variable and os.environ.get(variable)), keyring_problem=keys.keyring_problem())
 
     def _answered(self, question: Question, answer: object) -> list[Notice]:
         """Act on a yes: use the key given, or allow the prompt this once. The lines that say what it did."""

@@ -3,7 +3,7 @@
 Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
 
     Hedged? · Routed
-      · (Attempt · (ModelChosen | Retrying)* · [Preparing | ReasoningDelta | TextDelta | Usage | Progress]*
+      · (Attempt · (ModelChosen | Retrying)* · [Preparing | SourceNote | ReasoningDelta | TextDelta | Usage | Progress]*
          · Fallback?)+
       · Finished
 
@@ -12,9 +12,9 @@ Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
 follow. ``Finished`` always comes last, after the turn was recorded, and carries the turn in its final
 state (``turn.status``, ``turn.end_note``, ``turn.reasoning``). ``Retrying`` says an attempt failed before
 any output and the same source is asked again after a wait (:mod:`fastchat_tui.retries`). Reasoning and
-text deltas, usage and :class:`Preparing` (a model loading, a long prompt read, before the first token) are
-the source's own events, passed on unchanged (they are the hot path); reasoning deltas are never part of
-the answer.
+text deltas, usage, :class:`Preparing` (a model loading, a long prompt read, before the first token) and
+:class:`SourceNote` (what the user should know about what answers) are the source's own events, passed on
+unchanged (they are the hot path); reasoning deltas are never part of the answer.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastchat_tui.meter import Reading
-from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, SourceError, TextDelta, Usage
+from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, SourceError, SourceNote, TextDelta, Usage
 from fastchat_tui.turn import Turn
 
 
@@ -94,8 +94,8 @@ class Finished:
     turn: Turn
 
 
-SessionEvent = (Hedged | Routed | Attempt | ModelChosen | Retrying | Preparing | Fallback | ReasoningDelta | TextDelta
-                | Usage | Progress | Finished)
+SessionEvent = (Hedged | Routed | Attempt | ModelChosen | Retrying | Preparing | SourceNote | Fallback | ReasoningDelta
+                | TextDelta | Usage | Progress | Finished)
 
 __all__ = ["Attempt", "Fallback", "Finished", "Hedged", "ModelChosen", "Preparing", "Progress", "ReasoningDelta",
-           "Retrying", "Routed", "SessionEvent", "TextDelta", "Usage"]
+           "Retrying", "Routed", "SessionEvent", "SourceNote", "TextDelta", "Usage"]

@@ -2,12 +2,15 @@
 
 Lookup order for one source (:func:`lookup`, the session's ``key_lookup``):
 
-1. the OS keyring, service :data:`SERVICE`, user name = the source's name, but only while the
-   source's base URL has the origin (``scheme://host:port``) the key was stored for;
-2. the environment variable the source names in ``api_key_env``;
-3. the preset's usual variable (e.g. ``CEREBRAS_API_KEY``), but only while the
-   source still points at that preset's host, so the variable never travels to
-   another base URL.
+1. the source's environment variable (:func:`key_variable`), when it is set: the one it names in
+   ``api_key_env``, then its preset's usual one (e.g. ``CEREBRAS_API_KEY``), but the preset's only while
+   the source points at that preset's host, so the variable never travels to another base URL;
+2. the OS keyring, service :data:`SERVICE`, user name = the source's name, but only while the
+   source's base URL has the origin (``scheme://host:port``) the key was stored for.
+
+The environment comes first, as in llm and aichat: it is the per-invocation override
+(``CEREBRAS_API_KEY=… fastchat ask``), and a stale key in the keyring cannot hide it. So every hint
+follows from the environment alone (:func:`key_advice`): with the variable set, fix or unset it.
 
 A key follows the place it was given for, not the source's name: :func:`store` records the
 origin beside the key (a second entry, service :func:`bindings_service`: plain
@@ -42,7 +45,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import AsyncGenerator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from itertools import compress
 from typing import Any
 from urllib.parse import urlsplit
@@ -399,9 +402,21 @@ def backend_name() -> str:
     return getattr(current, "name", type(current).__module__.rsplit(".", 1)[-1])
 
 
-def _env_var(source: SourceConfig) -> str | None:
+def key_variable(source: SourceConfig, env: Mapping[str, str] | None = None) -> str | None:
+    """The environment variable whose value is ``source``'s key: its ``api_key_env``, and its preset's usual
+    variable while the source points where that preset's keys belong (the preset's host, or the address its own
+    variable gives, like ``OPENAI_BASE_URL``); the first of them that is set, else the first. A preset's key never
+    follows a changed base_url: another host gets a variable only when the user names it in ``api_key_env``."""
+    env = os.environ if env is None else env
+    names = [source.api_key_env] if source.api_key_env else []
     preset = PRESETS.get(source.preset or "")
-    return source.api_key_env or (preset.key_env if preset else None)
+    if preset and preset.key_env and source.kind == preset.kind:
+        homes = {url_origin(preset.base_url)}
+        if preset.url_env and env.get(preset.url_env):
+            homes.add(url_origin(env[preset.url_env]))
+        if url_origin(source.base_url) in homes:
+            names.append(preset.key_env)
+    return next((name for name in names if env.get(name)), names[0] if names else None)
 
 
 def _keyring_call(fn: str, source: SourceConfig, *args: str, where: str | None = None) -> Any:
@@ -409,15 +424,15 @@ def _keyring_call(fn: str, source: SourceConfig, *args: str, where: str | None =
     try:
         current = backend()
     except KeyringUnavailable as exc:
-        raise KeyringUnavailable(exc.reason, _env_var(source)) from None
+        raise KeyringUnavailable(exc.reason, key_variable(source)) from None
     from keyring.errors import NoKeyringError
 
     try:
         return getattr(current, fn)(where or service(), source.name, *args)
     except NoKeyringError as exc:
-        raise KeyringUnavailable(str(exc), _env_var(source)) from None
+        raise KeyringUnavailable(str(exc), key_variable(source)) from None
     except Exception as exc:  # KeyringError, and D-Bus or Secret Service failures that escape as others
-        raise KeyringUnavailable(f"{type(exc).__name__}: {redact(str(exc), args)}", _env_var(source)) from None
+        raise KeyringUnavailable(f"{type(exc).__name__}: {redact(str(exc), args)}", key_variable(source)) from None
 
 
 def _stored(source: SourceConfig) -> tuple[str | None, str | None]:
@@ -509,28 +524,19 @@ def delete(source: SourceConfig) -> bool:
 
 # --- lookup ----------------------------------------------------------------
 
-def _preset_step(source: SourceConfig, env: dict[str, str] | os._Environ[str]) -> tuple[str, str] | None:
-    """The preset's usual variable, only while the source points where that preset's keys belong."""
-    preset = PRESETS.get(source.preset or "")
-    if not preset or not preset.key_env or preset.key_env == source.api_key_env or source.kind != preset.kind:
-        return None
-    homes = {url_origin(preset.base_url)}
-    if preset.url_env and env.get(preset.url_env):
-        homes.add(url_origin(env[preset.url_env]))
-    if url_origin(source.base_url) not in homes:
-        return None
-    value = env.get(preset.key_env)
-    return (preset.key_env, value) if value else None
-
-
-def resolve(source: SourceConfig, env: dict[str, str] | None = None, *, use_keyring: bool = True) -> tuple[str | None, str]:
-    """``(key, origin)``: origin is ``keyring``, ``env VAR`` or ``none``.
+def resolve(source: SourceConfig, env: Mapping[str, str] | None = None, *,
+            use_keyring: bool = True) -> tuple[str | None, str]:
+    """``(key, origin)``: origin is ``env VAR``, ``keyring`` or ``none``, in the order of the module docstring.
 
     A keyring that is unavailable is skipped (logged once), and so is a keyring key stored for another
-    origin (:func:`moved_from`); the environment still counts.
+    origin (:func:`moved_from`).
     """
     global _warned_unavailable
     environ = os.environ if env is None else env
+    variable = key_variable(source, environ)
+    if variable and environ.get(variable):
+        remember(environ[variable])
+        return environ[variable], f"env {variable}"
     if use_keyring:
         try:
             key = keyring_key(source)
@@ -541,15 +547,20 @@ def resolve(source: SourceConfig, env: dict[str, str] | None = None, *, use_keyr
                 log.info("%s", exc)  # info: the UI shows keyring_problem() itself; a warning would hit stderr
         if key:
             return key, ORIGIN_KEYRING
-    if source.api_key_env and environ.get(source.api_key_env):
-        key = environ[source.api_key_env]
-        remember(key)
-        return key, f"env {source.api_key_env}"
-    found = _preset_step(source, environ)
-    if found:
-        remember(found[1])
-        return found[1], f"env {found[0]}"
     return None, ORIGIN_NONE
+
+
+def key_advice(source: SourceConfig, env: Mapping[str, str] | None = None) -> str:
+    """How to give ``source`` a working key, by the lookup order: with its variable set, that variable is the
+    key sent (so it is the one to fix); otherwise the keyring, or the variable, which would come first."""
+    environ = os.environ if env is None else env
+    variable = key_variable(source, environ)
+    if variable and environ.get(variable):
+        return (f"the key comes from {variable}, which is used before the OS keyring: correct {variable}, or unset "
+                f"it and run `fastchat keys set {source.name}`")
+    if variable:
+        return f"run `fastchat keys set {source.name}`, or set {variable} (used before the OS keyring)"
+    return f"run `fastchat keys set {source.name}`"
 
 
 def keyring_problem() -> str | None:
@@ -562,15 +573,12 @@ def keyring_problem() -> str | None:
 
 
 def missing_key_message(source: SourceConfig) -> str:
-    """What to tell a user whose source has no key (or a rejected one)."""
-    var = _env_var(source)
-    where = f"`fastchat keys set {source.name}`" + (f" or set {var}" if var else "")
-    return f"no API key for '{source.name}': run {where}"
+    """What to tell a user whose source has no key."""
+    return f"no API key for '{source.name}': {key_advice(source)}"
 
 
 def lookup(source: SourceConfig) -> str | None:
-    """The session's ``key_lookup``: keyring (bound to this origin), then ``api_key_env``, then the preset's
-    usual variable."""
+    """The session's ``key_lookup``: the source's variable, then the keyring (bound to this origin)."""
     return resolve(source)[0]
 
 
@@ -588,7 +596,7 @@ def refusal(source: SourceConfig, key: str | None) -> SourceError | None:
     here = url_origin(source.base_url)
     if key is not None:
         if urlsplit(source.base_url).scheme == "http" and not is_loopback_url(source.base_url):
-            var = _env_var(source)
+            var = key_variable(source)
             return SourceError(
                 ErrorKind.PROTOCOL,
                 f"not sent: '{source.name}' has an API key and its base_url {here} is plain HTTP to a host that "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
+OLLAMA_DEFAULT_MODEL = "qwen2.5-coder:7b"
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,7 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    "ollama": Preset("ollama", OLLAMA_DEFAULT_URL, "qwen2.5-coder:7b", None, ("local", "private"), 8192),
+    "ollama": Preset("ollama", OLLAMA_DEFAULT_URL, OLLAMA_DEFAULT_MODEL, None, ("local", "private"), 8192),
     "cerebras": Preset("openai", "https://api.cerebras.ai/v1", "qwen-3-32b", "CEREBRAS_API_KEY", ("hosted", "fast"), 32768,
                        reasoning_effort=True),
     "groq": Preset("openai", "https://api.groq.com/openai/v1", "llama-3.3-70b-versatile", "GROQ_API_KEY", ("hosted", "fast"),

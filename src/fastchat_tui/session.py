@@ -47,6 +47,7 @@ from fastchat_tui.sources.base import (
     Sent,
     Source,
     SourceError,
+    SourceNote,
     TextDelta,
     Usage,
 )
@@ -129,7 +130,7 @@ class Router(Protocol):
 
 
 KeyLookup = Callable[[SourceConfig], "str | None"]
-AttemptEvent = ModelChosen | Retrying | Preparing | ReasoningDelta | TextDelta | Usage | Progress
+AttemptEvent = ModelChosen | Retrying | Preparing | SourceNote | ReasoningDelta | TextDelta | Usage | Progress
 """What one source's attempts yield (:meth:`Session._attempts`)."""
 
 
@@ -779,7 +780,7 @@ class Session:
                             assert meter is not None
                             meter.done(event.t)
                             turn.finish_reason = event.reason
-                        elif type(event) is Preparing:  # a model loading, a long prompt read: shown while it lasts
+                        elif type(event) is Preparing or type(event) is SourceNote:  # shown, not metered
                             yield event
                         continue
                     if saving is None and recorder:

@@ -46,7 +46,7 @@ from fastchat_tui.commands.common import (
 )
 from fastchat_tui.meter import reply_line
 from fastchat_tui.progress import preparing_text
-from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, TextDelta
+from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, SourceNote, TextDelta
 
 if TYPE_CHECKING:
     from fastchat_tui.config import Config
@@ -186,7 +186,7 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
 
     async def main() -> None:
         nonlocal answering
-        from fastchat_tui.conversation import Conversation, Question
+        from fastchat_tui.conversation import Conversation, Notice, Question
 
         try:
             async with aclosing(Conversation(session).send(prompt, options)) as events:
@@ -215,6 +215,9 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
                         seen[:] = [event.turn]
                     elif isinstance(event, Question):  # no one to ask: the reply's error says what to do
                         event.decline()
+                    elif isinstance(event, Notice):
+                        with waiting.aside():
+                            note(event.text)
         finally:
             waiting.done(0)
             thinking.write(thought.end())
@@ -256,6 +259,9 @@ def race_replies(session: Session, prompt: str, columns: Sequence[Contender], op
                     elif isinstance(event, ModelChosen):
                         with waiting.aside():
                             note(event.note)
+                    elif isinstance(event, SourceNote):
+                        with waiting.aside():
+                            note(event.text)
                     elif isinstance(event, Finished):
                         waiting.done(column)
                         if not as_json:

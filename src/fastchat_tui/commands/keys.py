@@ -3,8 +3,12 @@
 Keys are stored under the service name "fastchat" with the source's name as
 the user name, bound to the origin (scheme://host:port) of the source's base URL:
 after the base URL moves to another origin the key is not used until "set" stores
-one for the new place. Keys are never printed: "list" shows where each key comes
-from (keyring, environment variable or none) and a masked form such as csk-…9f2a.
+one for the new place. A source's environment variable (its api_key_env, or its
+preset's usual one such as GROQ_API_KEY) is used before the keyring when it is set.
+A preset with a key (in its variable, or stored with "set") is a source of that
+name, with a config file or without. Keys are never printed: "list" shows where
+each key comes from (environment variable, keyring or none) and a masked form
+such as csk-…9f2a.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import asyncio
 import os
 import sys
+from typing import Any
 
 from fastchat_tui.commands.common import CommandError, load_config
 from fastchat_tui.config import Config, SourceConfig
@@ -44,14 +49,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def find_source(config: Config, name: str) -> SourceConfig:
-    """A configured source, or a built-in preset of that name (so keys can be set before any config exists)."""
+    """A configured source, or a built-in preset of that name that no configured source uses yet: a key stored
+    for it makes it a source (:func:`fastchat_tui.config.keyed_presets`)."""
     if name in config.sources:
         return config.sources[name]
-    from fastchat_tui.config import _preset_source
+    from fastchat_tui.config import _preset_source, preset_user
     from fastchat_tui.presets import PRESETS
 
-    if name in PRESETS:
-        return _preset_source(name, name, dict(os.environ))
+    preset = PRESETS.get(name)
+    if preset is not None and preset.key_env:
+        user = preset_user(name, config.sources)
+        if user is None:
+            return _preset_source(name, name, dict(os.environ))
+        raise CommandError(f"'{name}' is a preset that the configured source '{user}' uses, with its key: "
+                           f"name '{user}' instead (`fastchat keys set {user}`)", EXIT_USAGE)
     known = sorted({*config.sources, *(p for p, preset in PRESETS.items() if preset.key_env)})
     raise CommandError(f"no source named '{name}' (known: {', '.join(known)})", EXIT_USAGE)
 
@@ -117,25 +128,38 @@ def run_set(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     keys = _keys()
     config = load_config()
+    from fastchat_tui.config import preset_user
     from fastchat_tui.presets import PRESETS
 
-    names = [*config.sources, *(n for n, p in PRESETS.items() if p.key_env and n not in config.sources)]
+    presets = [n for n, p in PRESETS.items() if p.key_env and preset_user(n, config.sources) is None]  # no key yet
     problem = keys.keyring_problem()
     if problem:
         print(f"fastchat: {problem}", file=sys.stderr)
     rows = [("SOURCE", "KEY FROM", "KEY")]
-    for name in names:
+    for name in [*config.sources, *presets]:
         source = find_source(config, name)
         key, origin = keys.resolve(source, use_keyring=problem is None)
-        if source.kind == "ollama" and key is None:
+        if source.kind != "openai" and key is None:
             origin = "none (not needed)"
+        elif name in presets:
+            origin = "none (a preset: a key adds it)"
         elif key is None and problem is None and (moved := keys.moved_from(source)):
             origin = f"none (the keyring's key is for {moved})"
+        elif origin.startswith("env ") and problem is None and _in_keyring(keys, source):
+            origin += " (before the keyring's key)"
         rows.append((name, origin, keys.mask(key)))
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     for row in rows:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}".rstrip())
     return EXIT_OK
+
+
+def _in_keyring(keys: Any, source: SourceConfig) -> bool:
+    """Whether the keyring also holds a key for ``source`` where it points now (one the environment overrides)."""
+    try:
+        return keys.keyring_key(source) is not None
+    except keys.KeyringUnavailable:
+        return False
 
 
 def run_delete(args: argparse.Namespace) -> int:
@@ -157,22 +181,33 @@ def run_delete(args: argparse.Namespace) -> int:
 def run_test(args: argparse.Namespace) -> int:
     keys = _keys()
     source = find_source(load_config(), args.source)
+    if source.kind != "openai":  # Ollama and fastchat's own llama.cpp take no key
+        ok, line = asyncio.run(probe(source, None))
+        print(f"{source.name}: no key needed; {line}", file=sys.stdout if ok else sys.stderr)
+        return EXIT_OK if ok else EXIT_FAILED
     key, origin = keys.resolve(source)
     refused = keys.refusal(source, key)
     if refused is not None:
         print(f"{source.name}: {refused.message}", file=sys.stderr)
         return EXIT_FAILED
-    if key is None and source.kind != "ollama":
+    if key is None:
         print(f"{source.name}: no key — {keys.missing_key_message(source)}", file=sys.stderr)
         return EXIT_FAILED
     ok, line = asyncio.run(probe(source, key))
-    shown = f" (key {keys.mask(key)} from {origin})" if key else ""
-    print(keys.redact(f"{source.name}: {line}{shown}", [key] if key else None), file=sys.stdout if ok else sys.stderr)
+    if ok and asyncio.run(probe(source, WRONG_KEY))[0]:
+        ok, line = False, (f"unverified — {source.base_url} accepted a deliberately wrong key too: this server did "
+                           "not ask for a key, so this test cannot tell whether the key works")
+    shown = f" (key {keys.mask(key)} from {origin})"
+    print(keys.redact(f"{source.name}: {line}{shown}", [key]), file=sys.stdout if ok else sys.stderr)
     return EXIT_OK if ok else EXIT_FAILED
 
 
+WRONG_KEY = "fastchat-keys-test-a-wrong-key"
+"""Sent after the key was accepted, to tell a key that works from a server that accepts any (or none)."""
+
+
 async def probe(source: SourceConfig, key: str | None) -> tuple[bool, str]:
-    """One cheap authenticated request (the source's ``probe()``: its model list)."""
+    """One cheap request with ``key`` (the source's ``probe()``: its model list)."""
     from fastchat_tui.sources import make_source
     from fastchat_tui.sources.base import ErrorKind
 
@@ -182,13 +217,14 @@ async def probe(source: SourceConfig, key: str | None) -> tuple[bool, str]:
     finally:
         await client.aclose()
     error = result.error
+    where = source.base_url or "llama.cpp, run by fastchat"
     if error is None and result.reachable:
         count = len(result.models)
-        return True, f"ok — {source.base_url} accepted the request ({count} model{'s' if count != 1 else ''})"
+        return True, f"ok — {where} accepted the request ({count} model{'s' if count != 1 else ''})"
     if error is not None and error.kind == ErrorKind.AUTH:
         status = error.status or 401
-        return False, f"rejected ({status}) — {source.base_url} refused the key: {error.message}"
+        return False, f"rejected ({status}) — {where} refused the key: {error.message}"
     if error is None or error.kind == ErrorKind.UNREACHABLE:
         why = f": {error.message}" if error else ""
-        return False, f"unreachable — {source.base_url}{why}"
+        return False, f"unreachable — {where}{why}"
     return False, f"error ({error.kind}) — {error.message}"

@@ -118,6 +118,15 @@ class Preparing:
 
 
 @dataclass(slots=True)
+class SourceNote:
+    """What the user should know about what answers, said by a source once, before its first reply's text:
+    the embedded source's base model, which completes a question-and-answer text rather than chatting."""
+
+    text: str
+    t: float
+
+
+@dataclass(slots=True)
 class Done:
     """The stream ended normally at ``t``; ``reason`` is the server's finish/done reason."""
 
@@ -125,7 +134,7 @@ class Done:
     reason: str | None = None
 
 
-Event = Sent | Preparing | TextDelta | ReasoningDelta | Usage | Done
+Event = Sent | Preparing | SourceNote | TextDelta | ReasoningDelta | Usage | Done
 
 
 class ErrorKind(StrEnum):

@@ -8,9 +8,12 @@ request then goes through :class:`~fastchat_tui.sources.openai_compat.OpenAISour
 so the meter, the errors, the limits and the reasoning handling are the OpenAI-compatible
 source's own. llama.cpp's ``timings.predicted_per_second`` arrives as ``Usage.server_tps``.
 
-A base model (its file has no chat template) continues the prompt as written (:data:`CONTINUATION_TEMPLATE`)
-and writes at most :data:`BASE_REPLY_TOKENS` unless the request sets ``max_tokens``: its replies are
-completion-style, never a chat turn.
+A model whose file carries a chat template is sent the chat as it is, through that template. A base model (no
+template, like the ``embedded`` extra's Gemma 3 270M) never learnt a chat's turns: it is sent the chat written
+as a question-and-answer text (:func:`qa_frame`) to continue, with stop sequences (:data:`BASE_STOP`) that end
+its answer where the frame's next question would begin, and at most :data:`BASE_REPLY_TOKENS` unless the
+request sets ``max_tokens``. Before its first reply the source says once what answers (a :class:`SourceNote`:
+a base model, and how to get a chat model).
 
 What a cold start costs is not hidden: the first request's ``Sent`` is stamped when the request
 reached this source, so its time to first token (and the router's learned latency) includes
@@ -41,8 +44,9 @@ from typing import IO, TYPE_CHECKING
 
 from fastchat_tui import gguf
 from fastchat_tui.install import install_command
+from fastchat_tui.presets import OLLAMA_DEFAULT_MODEL
 from fastchat_tui.sources._util import excerpt, seconds
-from fastchat_tui.sources.base import ErrorKind, Event, ModelInfo, Preparing, Probe, Sent, SourceError
+from fastchat_tui.sources.base import ErrorKind, Event, ModelInfo, Preparing, Probe, Sent, SourceError, SourceNote
 from fastchat_tui.sources.openai_compat import OpenAISource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,22 +74,64 @@ def _not_installed() -> str:
 
 CONTINUATION_TEMPLATE = ("{% for message in messages %}{{ message['content'] }}{% if not loop.last %}\n\n{% endif %}"
                          "{% endfor %}")
-"""The chat template of a base model (its file has none, like the ``embedded`` extra's Gemma 3 270M): the
-messages' text as one document, which the model continues. llama.cpp's own fallback, ChatML, is markup a base
-model never learnt, so it answers in ChatML tags instead of continuing the prompt."""
+"""The chat template of a base model: the messages' text as one document, which the model continues (it is sent
+one message, the :func:`qa_frame`). llama.cpp's own fallback, ChatML, is markup a base model never learnt, so it
+answers in ChatML tags instead."""
+QA_PREAMBLE = "Questions, each answered briefly and helpfully.\n\nQ: What is the capital of France?\nA: Paris."
+"""How a base model's text begins: a line that says what follows, and one answered question that shows the shape
+(a reply on the answer's line, then a blank line)."""
+BASE_STOP = ("\n\n", "\nQ:", "\nA:")
+"""Where a base model's answer ends: the blank line before the frame's next question, or a next question or
+answer written without one."""
 BASE_REPLY_TOKENS = 256
-"""A base model's longest reply when the request sets no ``max_tokens``: it never ends a turn of its own, so it
-would write until its context is full (8,192 tokens: minutes on a CPU)."""
+"""A base model's longest reply when the request sets no ``max_tokens``, should no stop sequence come: it would
+write until its context is full (8,192 tokens: minutes on a CPU)."""
+SMALL_MODEL_BYTES = 2 << 30
+"""A model file under this size is called small in :func:`base_model_note` (a 3B model at 4 bits is about 2 GB)."""
 perf_counter = time.perf_counter
 
 
-def default_threads() -> int:
-    """The cores this process may use, less one for fastchat itself (at least one)."""
+def qa_frame(messages: list[dict[str, str]]) -> str:
+    """The chat as a question-and-answer text for a base model to continue: the system prompt (if any), the
+    :data:`QA_PREAMBLE`, each user message a ``Q:`` and each reply an ``A:``, ending in the ``A:`` it writes."""
+    parts = [m["content"].strip() for m in messages if m["role"] == "system" and m["content"].strip()]
+    text = "\n\n".join([*parts, QA_PREAMBLE])
+    for message in messages:
+        if message["role"] == "user":
+            text += f"\n\nQ: {message['content'].strip()}"
+        elif message["role"] == "assistant":
+            text += f"\nA: {message['content'].strip()}"
+    return text + "\nA:" if messages and messages[-1]["role"] == "user" else text
+
+
+def base_model_note(source: str, model: gguf.GGUFModel) -> str:
+    """What the user is told once about a base model that answers, and how to get a chat model instead."""
+    small = "small " if model.size < SMALL_MODEL_BYTES else ""
+    return (f"{source}: {model.name} is a {small}offline base model, not a chat model: it completes a "
+            "question-and-answer text, so its answers are short and often wrong. For a chat model, start Ollama "
+            f"(`ollama serve`, then `ollama pull {OLLAMA_DEFAULT_MODEL}`) or add a key (`fastchat keys set groq`, "
+            "or set GROQ_API_KEY)")
+
+
+def default_threads(load: float | None = None) -> int:
+    """The cores this process may use that are idle when llama.cpp starts: the usable cores less the whole cores
+    the 1-minute load average (``load``, default the system's) keeps busy, at least one.
+
+    Measured with ``benchmarks/embedded_threads.py`` (Gemma 3 270M Q4_K_M, 2 cores, thread counts interleaved):
+    at load 0.5, 2 threads decode 35 tokens/s against 23 with 1 (38 against 22 with ``fastchat ask``); at load
+    10, 2 threads collapse to 0.7 tokens/s (median of 7 runs, 0.5–0.9, at 9 times the CPU time per token:
+    llama.cpp's threads wait for each other) while 1 thread keeps 6.1 (5.1–7.4). So every idle core, and
+    none that is busy."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(1, cores - 1)
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:  # no load average on this system
+            load = 0.0
+    return max(1, min(cores, cores - int(load)))
 
 
 class EmbeddedSource:
@@ -102,7 +148,9 @@ class EmbeddedSource:
         self._child: _Child | None = None
         self._serves = ""  # the ``model`` value the running child was started for
         self._inner: OpenAISource | None = None
-        self._base = False  # whether the served model is a base model (see CONTINUATION_TEMPLATE)
+        self._base = False  # whether the served model is a base model (see qa_frame)
+        self._note: str | None = None  # what to say before the next reply: a base model's note
+        self._told = False  # whether it was said: once for this source, whichever base model it serves
 
     @property
     def pid(self) -> int | None:
@@ -133,8 +181,13 @@ class EmbeddedSource:
                 yield step
         inner = self._inner
         assert inner is not None
-        if max_tokens is None and self._base:
-            max_tokens = BASE_REPLY_TOKENS
+        if self._note is not None:
+            yield SourceNote(self._note, perf_counter())
+            self._note = None
+        if self._base:
+            messages = [{"role": "user", "content": qa_frame(messages)}]
+            if max_tokens is None:
+                max_tokens = BASE_REPLY_TOKENS
         async with aclosing(inner.stream(messages, model=inner.model, max_tokens=max_tokens, think=think,
                                          temperature=temperature)) as events:
             async for event in events:
@@ -166,9 +219,15 @@ class EmbeddedSource:
             except BaseException:
                 child.kill()
                 raise
-            self._child, self._serves, self._base = child, wanted, not model.header.chat_template
+            base = not model.header.chat_template
+            self._child, self._serves, self._base = child, wanted, base
+            if base and not self._told:
+                self._note, self._told = base_model_note(self.name, model), True
             inner = replace(self.config, kind="openai", base_url=child.url, model=model.name)
-            self._inner = OpenAISource(inner, extra_body={"return_progress": True})  # loopback: no proxy
+            extra: dict[str, object] = {"return_progress": True}
+            if base:
+                extra["stop"] = list(BASE_STOP)
+            self._inner = OpenAISource(inner, extra_body=extra)  # loopback: no proxy
 
     def _find(self, wanted: str) -> gguf.GGUFModel:
         """The model ``wanted`` names, with its header (blocking: run in a thread)."""

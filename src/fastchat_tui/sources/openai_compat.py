@@ -415,9 +415,9 @@ class OpenAISource:
         said = f": {server}" if server else ""
         where = self.base_url
         if status in (401, 403):
-            env = self.config.api_key_env
-            how = (f"set {env} or run `fastchat keys set {self.name}`" if env
-                   else f"run `fastchat keys set {self.name}`")
+            from fastchat_tui.keys import key_advice  # here: only a refused key pays for the import
+
+            how = key_advice(self.config)
             if not self._api_key:
                 msg = f"{self.name}: {where} wants an API key and none is set (HTTP {status}{said}); {how}"
             elif status == 401:

@@ -19,5 +19,6 @@ def ask(app: App[Any], question: NeedsKey | NeedsConsent) -> None:
                         lambda send: question.answer(bool(send)))
         return
     prompt = KeyPrompt(question.source, rejected=question.rejected, status=question.status,
-                       env_var=question.env_var, keyring_problem=question.keyring_problem)
+                       env_var=question.env_var, env_set=question.env_set,
+                       keyring_problem=question.keyring_problem)
     app.push_screen(prompt, lambda key: question.answer(key, prompt.save))

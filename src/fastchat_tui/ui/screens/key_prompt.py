@@ -54,12 +54,13 @@ class KeyPrompt(ModalScreen[str | None]):
     """
 
     def __init__(self, source: str, *, rejected: bool = False, status: int = 401, env_var: str | None = None,
-                 keyring_problem: str | None = None) -> None:
+                 env_set: bool = False, keyring_problem: str | None = None) -> None:
         super().__init__()
         self.source = source
         self.rejected = rejected
         self.status = status
         self.env_var = env_var
+        self.env_set = env_set
         self.keyring_problem = keyring_problem
         self.save = False
         """After dismissal with a key: True if the user chose to keep it in the OS keyring."""
@@ -70,8 +71,11 @@ class KeyPrompt(ModalScreen[str | None]):
             where = "No OS keyring is usable, so it is kept in memory until you quit, never written."
         else:
             where = "Save keeps it in the OS keyring, never in a file; or use it for this session only."
-        if self.env_var:
-            where += f" (Or set {self.env_var} and restart.)"
+        if self.env_var and self.env_set:  # the environment comes before the keyring (see fastchat_tui.keys)
+            where += (f" {self.env_var} holds the key that was sent, and is used before the OS keyring: correct or "
+                      "unset it before fastchat starts again.")
+        elif self.env_var:
+            where += f" (Or set {self.env_var} before starting fastchat: it is used before the OS keyring.)"
         with Vertical():
             yield Label(f"'{self.source}' {why}", id="key-title")
             yield Static(f"Paste the API key for '{self.source}'. {where}", id="key-help")
