@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from fastchat_tui.config import load
+from fastchat_tui.keys import key_variable
 from tests.helpers import child_env, fastchat
 from tests.servers import OllamaServer, closed_port
 
@@ -39,7 +40,7 @@ def test_a_hosted_preset_is_written_as_its_preset(tmp_path: Path):
     path, text = init(tmp_path, GROQ_API_KEY="gsk_" + "x" * 20, OLLAMA_HOST=f"127.0.0.1:{closed_port()}")
     assert '[sources.groq]\npreset = "groq"\n' in text and "gsk_" not in text
     groq = load(path, env={"OPENAI_BASE_URL": "http://127.0.0.1:1"}).sources["groq"]
-    assert groq.base_url == "https://api.groq.com/openai/v1" and groq.api_key_env == "GROQ_API_KEY"
+    assert groq.base_url == "https://api.groq.com/openai/v1" and key_variable(groq, {}) == "GROQ_API_KEY"
 
 
 def test_the_ollama_table_says_whether_ollama_answered(tmp_path: Path, spawn_server: Any):
