@@ -2,7 +2,8 @@
 
 Pure functions over text. :func:`classify` names a request's task kind with a short reason
 (sensitive, review, completion, long or chat, first match wins); :func:`find_sensitive`
-is the data boundary's detector, over the prompt, the attachments and earlier messages.
+is the data boundary's detector, over every part of a request: the prompt, the system prompt, the attachments
+and earlier messages.
 """
 
 from __future__ import annotations
@@ -117,13 +118,14 @@ def classify(
     history: Sequence[str] = (),
     hint: str | None = None,
     scanner: Scanner | None = None,
+    system: Sequence[str] = (),
 ) -> tuple[str, str]:
     """The task kind of a request and a short reason, e.g. ``("completion", "code ends mid-statement")``.
 
     Order: sensitive (anything that looks like a secret wins), then review, completion, long, chat.
     """
     settings = settings or DEFAULT_SETTINGS
-    finding = find_sensitive(prompt, attachments, history, settings, scanner)
+    finding = find_sensitive(prompt, attachments, history, settings, scanner, system=system)
     if finding is not None:
         return "sensitive", str(finding)
     if hint in TASKS and hint != "sensitive":
@@ -149,11 +151,17 @@ def find_sensitive(
     history: Sequence[str] = (),
     settings: RouterSettings | None = None,
     scanner: Scanner | None = None,
+    *,
+    system: Sequence[str] = (),
 ) -> Finding | None:
-    """The first secret-looking thing in the prompt, the attachments (names and text) or earlier messages."""
+    """The first secret-looking thing in the prompt, the ``system`` prompts, the attachments (names and text) or
+    earlier messages."""
     scanner = scanner or scanner_for(settings or DEFAULT_SETTINGS)
     if finding := scanner.scan_text(prompt, "the prompt"):
         return finding
+    for text in system:
+        if finding := scanner.scan_text(text, "the system prompt"):
+            return finding
     for attachment in attachments:
         if finding := scanner.scan_path(attachment.name):
             return Finding(finding.what, f"attachment {attachment.name}")

@@ -152,7 +152,8 @@ class Router:
         if name not in self.sources:
             raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{name}' (configured: {', '.join(self.sources)})")
         warnings = self._budget_warnings(name, self.clock())
-        finding = find_sensitive(request.prompt, request.attachments, request.history, self.settings, self.scanner)
+        finding = find_sensitive(request.prompt, request.attachments, request.history, self.settings, self.scanner,
+                                 system=request.system) or request.held
         if finding is not None and not self.sources[name].is_private:
             warnings.append(f"this prompt looks sensitive ({finding}) and {name} is not local")
         return _make_route(name, "chosen by hand", "chat", [], warnings)
@@ -173,7 +174,9 @@ class Router:
             return Decision(route)
         settings, now = self.settings, self.clock()
         task, why = classify(request.prompt, request.attachments, request.max_tokens, settings,
-                             history=request.history, hint=request.hint, scanner=self.scanner)
+                             history=request.history, hint=request.hint, scanner=self.scanner, system=request.system)
+        if request.held and task != "sensitive":
+            task, why = "sensitive", request.held
         size = len(request.prompt) + sum(len(a.text) for a in request.attachments)
         rule = next((r for r in settings.all_rules() if r.applies(task, request.prompt, size)), None)
         if rule is None:  # pragma: no cover - the default rules cover every task

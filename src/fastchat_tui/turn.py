@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from fastchat_tui.attachment import Attachment
 from fastchat_tui.meter import Meter, Reading, tokens_text
 from fastchat_tui.routing import Route
+from fastchat_tui.secrets_scan import Finding
 from fastchat_tui.sources.base import SourceError
 
 
@@ -83,6 +84,8 @@ class Turn:
     fallback_reason: str | None = None
     masked_prompt: str | None = None
     """The prompt with what looked sensitive masked, when it was refused for that: what history keeps."""
+    finding: Finding | None = None
+    """What looked sensitive in the request (any part of it, or the chat it continues); ``None``: nothing."""
     started_at: float = field(default_factory=time.time)
     finish_reason: str | None = None
     """The server's finish/done reason, verbatim ("stop", "length", "tool_calls", "load", ...)."""
