@@ -62,6 +62,9 @@ RECORD_EVERY_S = 1.0
 loses at most this much)."""
 PROGRESS_EVERY_S = 1 / 8
 """How often a :class:`~fastchat_tui.events.Progress` event carries the meter while output streams."""
+OVERRIDE = ("--allow-sensitive (fastchat ask/review), or yes when the chat asks, sends this request and releases the "
+            "chat's earlier turns; a later prompt that looks sensitive is asked about again")
+"""What the user's override of the data boundary does, in the words every refusal uses."""
 EARLIER_TURN = "an earlier turn of this chat"
 """Where a finding is when it holds the chat (:attr:`Session.held`)."""
 
@@ -76,9 +79,8 @@ class SensitiveRefusal(SourceError):
     def __init__(self, finding: Finding, source: str) -> None:
         super().__init__(
             ErrorKind.SENSITIVE,
-            f"not sent: this prompt looks sensitive ({finding}) and {source} is not a private source. "
-            "Use a local source, take the secret out, or send it anyway for this one request "
-            "(fastchat ask/review --allow-sensitive; in the chat, confirm when asked)",
+            f"not sent: this request looks sensitive ({finding}) and {source} is not a private source. "
+            f"Use a local source, take the secret out, or send it anyway: {OVERRIDE}",
             source=source,
         )
         self.finding = finding
@@ -381,7 +383,8 @@ class Session:
         when it has an answer, else that reply comes back, as a comparison sent again does.
 
         ``allow_sensitive``: the user confirmed sending this prompt although it looks sensitive (the chat's
-        dialog after a :class:`SensitiveRefusal`); it holds for this request and its retries, never the next prompt."""
+        dialog after a :class:`SensitiveRefusal`); it holds for this request and its retries, and once the reply is
+        kept, releases the chat from what held it (:attr:`held`); the next prompt's own parts are checked again."""
         replacing, self._replacing = self._replacing, None
         before = replacing[1] if replacing is not None and replacing[0] is turn else turn
         taken = self.retract(before)

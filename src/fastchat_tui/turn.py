@@ -36,7 +36,8 @@ class SendOptions:
     think: bool | str | None = None
     """Reasoning control for this request (``True``/``False``/``"low"``…); ``None``: the source's configured one."""
     allow_sensitive: bool = False
-    """The user's override, for this request only, of the rule that a sensitive prompt goes only to a private source."""
+    """The user's override of the rule that a sensitive request goes only to a private source: for this request, and
+    once its reply is kept, for the chat's turns so far (``Session.held``)."""
     system: str | None = None
     """The system prompt of this request, in place of the source's or the config's ``system_prompt`` (``""``: none)."""
     temperature: float | None = None
