@@ -11,7 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from fastchat_tui.config import SOURCE_FIELDS, TEMPLATE_FIELDS, TOP_FIELDS, ConfigError, SourceConfig, Template, load
+from fastchat_tui.config import (
+    HISTORY_FIELDS,
+    SOURCE_FIELDS,
+    TEMPLATE_FIELDS,
+    TOP_FIELDS,
+    ConfigError,
+    SourceConfig,
+    Template,
+    load,
+)
 from fastchat_tui.config_schema import MAX_CONFIG_BYTES
 from fastchat_tui.router_config import ROUTER_FIELDS, RULE_FIELDS
 from tests.helpers import child_env, fastchat
@@ -301,10 +310,10 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.toml"
 
 @pytest.mark.parametrize(("table", "fields"), [("top level", TOP_FIELDS), ("[sources.NAME]", SOURCE_FIELDS),
                                                ("[router]", ROUTER_FIELDS), ("[[router.rules]]", RULE_FIELDS),
-                                               ("[templates.NAME]", TEMPLATE_FIELDS)])
+                                               ("[templates.NAME]", TEMPLATE_FIELDS), ("[history]", HISTORY_FIELDS)])
 def test_every_key_of_the_schema_is_documented_in_the_example(table: str, fields: dict):
     text = EXAMPLE.read_text(encoding="utf-8")
-    missing = [key for key in fields if key not in ("sources", "templates", "router", "rules")
+    missing = [key for key in fields if key not in ("sources", "templates", "router", "rules", "history")
                and not re.search(rf"^#? ?{key} = ", text, re.MULTILINE)]
     assert not missing, f"{table}: {missing} not in config.example.toml"
 

@@ -2,7 +2,8 @@
 
 Pure functions over text. :func:`classify` names a request's task kind with a short reason
 (sensitive, review, completion, long or chat, first match wins); :func:`find_sensitive`
-is the data boundary's detector, over the prompt, the attachments and earlier messages: all it finds.
+is the data boundary's detector, over every part of a request: the prompt, the system prompt, the attachments
+and earlier messages; all it finds.
 """
 
 from __future__ import annotations
@@ -117,13 +118,14 @@ def classify(
     history: Sequence[str] = (),
     hint: str | None = None,
     scanner: Scanner | None = None,
+    system: Sequence[str] = (),
 ) -> tuple[str, str]:
     """The task kind of a request and a short reason, e.g. ``("completion", "code ends mid-statement")``.
 
     Order: sensitive (anything that looks like a secret wins), then review, completion, long, chat.
     """
     settings = settings or DEFAULT_SETTINGS
-    findings = find_sensitive(prompt, attachments, history, settings, scanner)
+    findings = find_sensitive(prompt, attachments, history, settings, scanner, system=system)
     if findings:
         return "sensitive", "; ".join(map(str, findings))
     if hint in TASKS and hint != "sensitive":
@@ -149,11 +151,15 @@ def find_sensitive(
     history: Sequence[str] = (),
     settings: RouterSettings | None = None,
     scanner: Scanner | None = None,
+    *,
+    system: Sequence[str] = (),
 ) -> tuple[Finding, ...]:
-    """Every secret-looking thing in the prompt, the attachments (names and text) and earlier messages, in that
-    order; ``()``: the request looks clean."""
+    """Every secret-looking thing in the prompt, the ``system`` prompts, the attachments (names and text) and
+    earlier messages, in that order; ``()``: the request looks clean."""
     scanner = scanner or scanner_for(settings or DEFAULT_SETTINGS)
     found = list(scanner.findings(prompt, "the prompt"))
+    for text in system:
+        found += scanner.findings(text, "the system prompt")
     for attachment in attachments:
         if finding := scanner.scan_path(attachment.name):
             found.append(Finding(finding.what, f"attachment {attachment.name}"))

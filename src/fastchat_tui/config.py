@@ -56,8 +56,15 @@ TOP_FIELDS: dict[str, Field] = {
     "router": Field("table", "how auto mode routes prompts", example="[router]"),
     "keys": Field("table", 'key bindings: an action\'s id = its keys, like "app.cycle_source" = "f8"',
                   example="[keys]"),
+    "history": Field("table", "how history keeps chats", example="[history]"),
 }
 """The top level of the file."""
+
+HISTORY_FIELDS: dict[str, Field] = {
+    "mask_secrets": Field("bool", "save what looks sensitive in a prompt or reply masked, not as typed",
+                          default=False),
+}
+"""The ``[history]`` table."""
 
 SOURCE_FIELDS: dict[str, Field] = {
     "preset": Field("str", "a built-in source that fills in the other keys", choices=tuple(PRESETS)),
@@ -199,6 +206,8 @@ class Config:
     keys: dict[str, str] = field(default_factory=dict)
     """The ``[keys]`` table: a key action's id (:data:`fastchat_tui.keymap.ACTIONS`) -> its keys, a comma list;
     the TUI applies it as its Textual keymap."""
+    mask_secrets: bool = HISTORY_FIELDS["mask_secrets"].default
+    """``[history] mask_secrets``: history saves what looks sensitive masked (``[sensitive: …]``), not as typed."""
     path: Path | None = None
 
 
@@ -383,13 +392,15 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     _refuse_secrets(raw, loc, ())
     top = check_table(raw, TOP_FIELDS, loc, ())
     config = Config(**{key: top.get(key, spec.default) for key, spec in TOP_FIELDS.items()
-                       if key not in ("sources", "templates", "router", "keys")})
+                       if key not in ("sources", "templates", "router", "keys", "history")})
     for name, table in _tables(top.get("sources", {}), ("sources",), "[sources.NAME]", loc):
         config.sources[name] = _parse_source(name, table, loc, env)
     for name, table in _tables(top.get("templates", {}), ("templates",), "[templates.NAME]", loc):
         values = check_table(table, TEMPLATE_FIELDS, loc, ("templates", name))
         config.templates[name] = Template(name, values.get("system"), values["prompt"])
     config.keys = _parse_keys(top.get("keys", {}), loc)
+    history = check_table(top.get("history", {}), HISTORY_FIELDS, loc, ("history",))
+    config.mask_secrets = history.get("mask_secrets", HISTORY_FIELDS["mask_secrets"].default)
     if config.default_source != "auto" and config.default_source not in config.sources:
         choices = ", ".join(["auto", *config.sources]) or "auto"
         raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", (),

@@ -152,9 +152,11 @@ class Router:
         if name not in self.sources:
             raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{name}' (configured: {', '.join(self.sources)})")
         warnings = self._budget_warnings(name, self.clock())
-        findings = find_sensitive(request.prompt, request.attachments, request.history, self.settings, self.scanner)
-        if findings and not self.sources[name].is_private:
-            warnings.append(f"this prompt looks sensitive ({'; '.join(map(str, findings))}) and {name} is not local")
+        found = find_sensitive(request.prompt, request.attachments, request.history, self.settings, self.scanner,
+                               system=request.system)
+        why = "; ".join(map(str, found)) or request.held
+        if why and not self.sources[name].is_private:
+            warnings.append(f"this prompt looks sensitive ({why}) and {name} is not local")
         return _make_route(name, "chosen by hand", "chat", [], warnings)
 
     def cooling(self, name: str) -> float:
@@ -173,7 +175,9 @@ class Router:
             return Decision(route)
         settings, now = self.settings, self.clock()
         task, why = classify(request.prompt, request.attachments, request.max_tokens, settings,
-                             history=request.history, hint=request.hint, scanner=self.scanner)
+                             history=request.history, hint=request.hint, scanner=self.scanner, system=request.system)
+        if request.held and task != "sensitive":
+            task, why = "sensitive", request.held
         size = len(request.prompt) + sum(len(a.text) for a in request.attachments)
         rule = next((r for r in settings.all_rules() if r.applies(task, request.prompt, size)), None)
         if rule is None:  # pragma: no cover - the default rules cover every task

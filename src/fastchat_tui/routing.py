@@ -44,13 +44,16 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """Everything the router looks at; ``history`` is the text of earlier messages that go along."""
+    """Everything the router looks at; ``history`` is the text of earlier messages that go along, ``system`` the
+    system prompts it may carry, ``held`` why the chat it continues stays on private sources (``Session.held``)."""
 
     prompt: str
     attachments: tuple[Named, ...] = ()
     history: tuple[str, ...] = ()
     max_tokens: int | None = None
     hint: str | None = None  # a task named by the command itself, e.g. "review" from `fastchat review`
+    system: tuple[str, ...] = ()
+    held: str | None = None
 
 
 @dataclass(slots=True)

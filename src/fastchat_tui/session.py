@@ -34,7 +34,7 @@ from fastchat_tui.meter import Meter, Reading
 from fastchat_tui.model_choice import ModelChoices, model_is_default, not_served, refuses_model, substitute
 from fastchat_tui.retries import retry_delay
 from fastchat_tui.router import hedge_routes
-from fastchat_tui.routing import Decision, MemoryLedger, Named, Request, Route
+from fastchat_tui.routing import Decision, MemoryLedger, Request, Route
 from fastchat_tui.secrets_scan import Finding, Scanner
 from fastchat_tui.sources.base import (
     FALLBACK_KINDS,
@@ -63,6 +63,11 @@ RECORD_EVERY_S = 1.0
 loses at most this much)."""
 PROGRESS_EVERY_S = 1 / 8
 """How often a :class:`~fastchat_tui.events.Progress` event carries the meter while output streams."""
+OVERRIDE = ("--allow-sensitive (fastchat ask/review), or yes when the chat asks, sends this request and releases the "
+            "chat's earlier turns; a later prompt that looks sensitive is asked about again")
+"""What the user's override of the data boundary does, in the words every refusal uses."""
+EARLIER_TURN = "an earlier turn of this chat"
+"""Where a finding is when it holds the chat (:attr:`Session.held`)."""
 
 
 class SensitiveRefusal(SourceError):
@@ -75,9 +80,8 @@ class SensitiveRefusal(SourceError):
     def __init__(self, findings: Sequence[Finding], source: str) -> None:
         super().__init__(
             ErrorKind.SENSITIVE,
-            f"not sent: this prompt looks sensitive ({'; '.join(map(str, findings))}) and {source} is not a private source. "
-            "Use a local source, take the secret out, or send it anyway for this one request "
-            "(fastchat ask/review --allow-sensitive; in the chat, confirm when asked)",
+            f"not sent: this request looks sensitive ({'; '.join(map(str, findings))}) and {source} is not a private "
+            f"source. Use a local source, take the secret out, or send it anyway: {OVERRIDE}",
             source=source,
         )
         self.findings = tuple(findings)
@@ -102,6 +106,12 @@ class Recorder(Protocol):
         ...
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """A stored chat's messages as context; raises ``StoreError`` when there is no such chat."""
+        ...
+    def hold(self, what: str) -> None:
+        """The chat new turns join is held on private sources by ``what`` (a kind of secret), or by nothing (``""``)."""
+        ...
+    def held(self, chat_id: int) -> str | None:
+        """What holds a stored chat on private sources, as :meth:`hold` saved it; ``None``: not known."""
         ...
 
 
@@ -183,6 +193,13 @@ class Session:
         """The history store its recorder writes and its router's ledger reads (set by :meth:`open`), where the
         bench saves its results too (:func:`fastchat_tui.bench.keep_result`); ``None``: none is open."""
         self.messages: list[dict[str, str]] = self._system()
+        self.held: Finding | None = None
+        """The chat holds a turn that looked sensitive (this, with ``where`` :data:`EARLIER_TURN`): every request
+        of it stays on private sources, until the user overrides that for the chat (``allow_sensitive``: the
+        consent question answered yes, ``--allow-sensitive``); the next turn that looks sensitive holds it again."""
+        self._released = 0
+        """How many of the conversation's first messages (the system prompt aside) an override released: they
+        are no longer scanned as earlier messages."""
         self.selected = config.default_source if config.default_source in config.sources else "auto"
         self._sources: dict[str, Source] = {}
         self._stand_ins: dict[str, Source] = {}
@@ -274,6 +291,7 @@ class Session:
         """Start a new conversation: only the system prompt stays, and the next reply starts a new saved chat."""
         self.messages = self._system()
         self._replacing = None
+        self.held, self._released = None, 0
         if self.recorder is not None:
             self.recorder.chat_id = None
 
@@ -285,8 +303,12 @@ class Session:
         if self.recorder is None:
             raise LookupError("history is not being kept in this session")
         stored = self.recorder.context(chat_id)
+        held = self.recorder.held(chat_id)
         self.messages = self._system() + stored
         self._replacing = None
+        # a chat saved before fastchat kept what holds it (None) has its turns scanned, as earlier messages
+        self.held = Finding(held, EARLIER_TURN) if held else None
+        self._released = 0 if held is None else len(stored)
         self.recorder.chat_id = chat_id
 
     def retract(self, turn: Turn) -> bool:
@@ -295,6 +317,7 @@ class Session:
         if self.messages[-2:] != [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}]:
             return False
         del self.messages[-2:]
+        self._released = min(self._released, len(self._turns()))
         return True
 
     def keep(self, turn: Turn, *, instead_of: Turn | None = None) -> None:
@@ -311,36 +334,37 @@ class Session:
         if instead_of is not None:
             self.retract(instead_of)
         self.messages.extend(({"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.text}))
+        if turn.options.allow_sensitive:  # the user's override holds for the chat: what it holds so far is released
+            self.held, self._released = None, len(self._turns())
+        elif turn.findings:
+            self.held = Finding(turn.findings[0].what, EARLIER_TURN)
         if self.recorder:
             self.recorder.kept(turn)
+            self.recorder.hold(self.held.what if self.held else "")
 
     # -- routing ---------------------------------------------------------------------------
 
     def route(self, prompt: str, source: str | None = None, *, task: str | None = None,
-              attachments: Sequence[Named] = ()) -> Route:
+              attachments: Sequence[Attachment] = ()) -> Route:
         """Where ``prompt`` goes. ``task`` names the task kind when the command knows it (``fastchat review``:
-        "review"); ``attachments`` (objects with ``name`` and ``text``) let the router see file names and contents."""
-        return self._decide(prompt, source, task, attachments, self.config.max_tokens).route
+        "review"); ``attachments`` let the router see file names and contents."""
+        return self._decide(prompt, SendOptions(source, task=task, attachments=tuple(attachments))).route
 
     def decide(self, prompt: str, options: SendOptions | None = None) -> Decision:
         """What routing would do with ``prompt``, and what it considered, without sending anything
         (``fastchat route``). Raises :class:`SourceError` when no source may take it."""
         options = options or SendOptions()
-        decision = self._decide(prompt, options.source, options.task, options.attachments,
-                                options.max_tokens or self.config.max_tokens)
+        decision = self._decide(prompt, options)
         decision.route, _ = self._keep_private(prompt, options, decision.route)
         return decision
 
-    def _decide(self, prompt: str, source: str | None, task: str | None, attachments: Sequence[Named],
-                max_tokens: int | None) -> Decision:
-        """The router's decision on ``prompt`` sent with this conversation's earlier messages, on ``source`` (else
-        the selected one; ``auto``: the router picks)."""
-        chosen = source or self.selected
+    def _decide(self, prompt: str, options: SendOptions) -> Decision:
+        """The router's decision on ``prompt`` sent with ``options`` and this conversation's earlier messages, on
+        ``options.source`` (else the selected one; ``auto``: the router picks)."""
+        chosen = options.source or self.selected
         if chosen != "auto" and chosen not in self.config.sources:
             raise SourceError(ErrorKind.NOT_FOUND, f"no source named '{chosen}' (configured: {', '.join(self.config.sources)})")
-        history = tuple(m["content"] for m in self.messages if m.get("content"))
-        request = Request(prompt, tuple(attachments), history, max_tokens, task)
-        return self.router.decide(request, None if chosen == "auto" else chosen)
+        return self.router.decide(self._request(prompt, options), None if chosen == "auto" else chosen)
 
     def retry_route(self, turn: Turn) -> Route:
         """Where to retry a reply that was cut or failed: the next source of its route, else the same one."""
@@ -360,7 +384,8 @@ class Session:
         when it has an answer, else that reply comes back, as a comparison sent again does.
 
         ``allow_sensitive``: the user confirmed sending this prompt although it looks sensitive (the chat's
-        dialog after a :class:`SensitiveRefusal`); it holds for this request and its retries, never the next prompt."""
+        dialog after a :class:`SensitiveRefusal`); it holds for this request and its retries, and once the reply is
+        kept, releases the chat from what held it (:attr:`held`); the next prompt's own parts are checked again."""
         replacing, self._replacing = self._replacing, None
         before = replacing[1] if replacing is not None and replacing[0] is turn else turn
         taken = self.retract(before)
@@ -447,11 +472,10 @@ class Session:
                 or (options.source or self.selected) != "auto"):
             return None, []
         try:
-            route = self.route(prompt, options.source, task=options.task, attachments=options.attachments)
+            route = self._decide(prompt, options).route
         except SourceError:
             return None, []  # sent the usual way, which routes again and reports why it cannot
-        history = tuple(m["content"] for m in self.messages if m.get("content"))
-        sensitive = bool(find_sensitive(prompt, options.attachments, history, scanner=self.scanner))
+        sensitive = bool(self._findings(self._request(prompt, options)))
         return route, hedge_routes(route, self.config.sources, sensitive=sensitive)
 
     async def _hedged(self, prompt: str, options: SendOptions, routes: list[Route]) -> AsyncGenerator[SessionEvent, None]:
@@ -526,7 +550,7 @@ class Session:
         max_tokens = options.max_tokens or self.config.max_tokens
         try:
             try:
-                turn.route, candidates = self._plan(prompt, options, messages, routed)
+                turn.route, candidates, turn.findings = self._plan(prompt, options, messages, routed)
             except SourceError as error:
                 if error.kind == ErrorKind.SENSITIVE:
                     turn.masked_prompt = self.scanner.mask(prompt)
@@ -567,14 +591,13 @@ class Session:
         return self._plan(prompt, options, [*self.messages, {"role": "user", "content": prompt}])[0]
 
     def _plan(self, prompt: str, options: SendOptions, messages: list[dict[str, str]],
-              routed: Route | None = None) -> tuple[Route, list[str]]:
-        """The route (``routed``, else ``options.route``, else routed now), and the sources to try in order:
-        those of the route that the request fits.
+              routed: Route | None = None) -> tuple[Route, list[str], tuple[Finding, ...]]:
+        """The route (``routed``, else ``options.route``, else routed now), the sources to try in order (those of
+        the route that the request fits), and what looks sensitive in the request.
 
         Raises ``sensitive`` when the request may not go to the route's first source, ``too_large`` when
         it does not fit there."""
-        route = routed or options.route or self.route(prompt, options.source, task=options.task,
-                                                      attachments=options.attachments)
+        route = routed or options.route or self._decide(prompt, options).route
         route, findings = self._keep_private(prompt, options, route)
         max_tokens = options.max_tokens or self.config.max_tokens
         sources = self.config.sources
@@ -586,15 +609,40 @@ class Session:
         except context.InputTooLarge as exc:
             raise SourceError(ErrorKind.TOO_LARGE, str(exc), source=route.source) from None
         fitting = [n for n in route.fallbacks if n in sources and context.fits(tokens, sources[n], max_tokens)]
-        return route, [route.source, *fitting]
+        return route, [route.source, *fitting], findings
+
+    def _request(self, prompt: str, options: SendOptions) -> Request:
+        """``prompt`` sent with ``options`` as the router and the data boundary (:meth:`_finding`) read it: every
+        part a source that is not private could be sent. The prompt (a template's text in it), the system prompt
+        (the request's, ``--system`` or a template's, else each such source's or the config's), the attachments,
+        the earlier messages no override released, and what holds the chat (:attr:`held`)."""
+        conversation = self.messages[0]["content"] if self.messages and self.messages[0]["role"] == "system" else ""
+        texts: dict[str, None] = {}  # in order, once each
+        for name, spec in self.config.sources.items():
+            text = self._system_for(name, options)
+            if not spec.is_private and (text := conversation if text is None else text):
+                texts[text] = None
+        system = tuple(texts)
+        earlier = tuple(m["content"] for m in self._turns()[self._released:] if m.get("content"))
+        return Request(prompt, options.attachments, earlier, options.max_tokens or self.config.max_tokens,
+                       options.task, system, str(self.held) if self.held else None)
+
+    def _findings(self, request: Request) -> tuple[Finding, ...]:
+        """What looks sensitive in ``request`` (else what holds the chat): the one place a request's parts meet
+        the detector."""
+        return find_sensitive(request.prompt, request.attachments, request.history, scanner=self.scanner,
+                              system=request.system) or ((self.held,) if self.held else ())
+
+    def _turns(self) -> list[dict[str, str]]:
+        """The conversation's messages after its system prompt."""
+        return self.messages[1:] if self.messages and self.messages[0]["role"] == "system" else self.messages
 
     def _keep_private(self, prompt: str, options: SendOptions, route: Route) -> tuple[Route, tuple[Finding, ...]]:
         """The data boundary, applied here whatever chose the source (auto mode, ``default_source``, ``-s``,
-        F2, a retry, a fallback, bench): a request that looks sensitive goes only to private sources
-        (:attr:`~fastchat_tui.config.SourceConfig.is_private`), unless the user overrode that for this
-        request. Returns the route without its non-private fallbacks, and the findings."""
-        history = tuple(m["content"] for m in self.messages if m.get("content"))
-        findings = find_sensitive(prompt, options.attachments, history, scanner=self.scanner)
+        F2, a retry, a fallback, bench): a request that looks sensitive (:meth:`_request`) goes only to
+        private sources (:attr:`~fastchat_tui.config.SourceConfig.is_private`), unless the user overrode that
+        for this request. Returns the route without its non-private fallbacks, and the findings."""
+        findings = self._findings(self._request(prompt, options))
         if not findings or options.allow_sensitive:
             return route, findings
         sources = self.config.sources
@@ -797,12 +845,16 @@ class Session:
         """``messages`` as source ``name`` is sent them: the system prompt first is the request's
         (``--system``, a template's), else the source's ``system_prompt``, else the config's (the one
         :attr:`messages` starts with). An empty one sends none."""
-        spec = self.config.sources[name]
-        system = options.system if options.system is not None else spec.system_prompt
+        system = self._system_for(name, options)
         if system is None:
             return messages
         body = messages[1:] if messages and messages[0]["role"] == "system" else messages
         return [{"role": "system", "content": system}, *body] if system else body
+
+    def _system_for(self, name: str, options: SendOptions) -> str | None:
+        """The system prompt of a request with ``options`` to source ``name`` in place of the conversation's (the
+        config's, first of :attr:`messages`): the request's, else the source's; ``None``: the conversation's."""
+        return options.system if options.system is not None else self.config.sources[name].system_prompt
 
     def _temperature(self, name: str, options: SendOptions) -> float | None:
         """The request's temperature, else the source's, else the config's; ``None``: the server's default."""

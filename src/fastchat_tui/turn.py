@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from fastchat_tui.attachment import Attachment
 from fastchat_tui.meter import Meter, Reading, tokens_text
 from fastchat_tui.routing import Route
+from fastchat_tui.secrets_scan import Finding
 from fastchat_tui.sources.base import SourceError
 
 
@@ -35,7 +36,8 @@ class SendOptions:
     think: bool | str | None = None
     """Reasoning control for this request (``True``/``False``/``"low"``…); ``None``: the source's configured one."""
     allow_sensitive: bool = False
-    """The user's override, for this request only, of the rule that a sensitive prompt goes only to a private source."""
+    """The user's override of the rule that a sensitive request goes only to a private source: for this request, and
+    once its reply is kept, for the chat's turns so far (``Session.held``)."""
     system: str | None = None
     """The system prompt of this request, in place of the source's or the config's ``system_prompt`` (``""``: none)."""
     temperature: float | None = None
@@ -83,6 +85,8 @@ class Turn:
     fallback_reason: str | None = None
     masked_prompt: str | None = None
     """The prompt with what looked sensitive masked, when it was refused for that: what history keeps."""
+    findings: tuple[Finding, ...] = ()
+    """What looked sensitive in the request (any part of it, or the chat it continues); ``()``: nothing."""
     started_at: float = field(default_factory=time.time)
     finish_reason: str | None = None
     """The server's finish/done reason, verbatim ("stop", "length", "tool_calls", "load", ...)."""

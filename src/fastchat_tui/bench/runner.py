@@ -27,6 +27,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from fastchat_tui.attachment import Attachment
 from fastchat_tui.bench.results import Batch, BenchResult, Progress, Run
 from fastchat_tui.config import Config
 from fastchat_tui.meter import Reading
@@ -55,6 +56,7 @@ async def run_bench(
     sources: list[str],
     *,
     prompt: str = DEFAULT_PROMPT,
+    prompt_file: Attachment | None = None,
     repeat: int = DEFAULT_REPEAT,
     max_tokens: int | None = DEFAULT_MAX_TOKENS,
     concurrency: int = 1,
@@ -62,6 +64,9 @@ async def run_bench(
     on_progress: ProgressCallback | None = None,
 ) -> BenchResult:
     """Run the bench over ``session``'s sources and return every run and a summary per source.
+
+    ``prompt_file``: the file ``prompt`` was read from, sent along as an attachment so the data boundary reads its
+    name too (the request itself is the prompt alone).
 
     Cancelling (Ctrl+C, Esc in the TUI) propagates; the runs so far stay in the result
     object handed to ``on_progress``, but no partial :class:`BenchResult` is returned.
@@ -82,7 +87,7 @@ async def run_bench(
         phase = "warmup" if round_ < 0 else "run"
         if on_progress:
             on_progress(Progress(name, phase, round_ + 1, repeat, step, len(plan)))
-        runs = await _batch(session, name, round_, prompt, max_tokens, concurrency)
+        runs = await _batch(session, name, round_, prompt, prompt_file, max_tokens, concurrency)
         result.runs.extend(runs)
         if round_ >= 0:
             result.batches.append(Batch(name, round_, runs))
@@ -95,11 +100,13 @@ async def run_bench(
     return result
 
 
-async def _batch(session: Session, name: str, round_: int, prompt: str, max_tokens: int | None, concurrency: int) -> list[Run]:
+async def _batch(session: Session, name: str, round_: int, prompt: str, prompt_file: Attachment | None,
+                 max_tokens: int | None, concurrency: int) -> list[Run]:
     """``concurrency`` requests to one source at once, each through ``Session.send``."""
 
     async def one(slot: int) -> Run:
-        turn = await session.send(prompt, source=name, max_tokens=max_tokens, remember=False)
+        turn = await session.send(prompt, source=name, max_tokens=max_tokens, remember=False,
+                                  attachments=(prompt_file,) if prompt_file else ())
         return Run.from_turn(name, round_, slot, turn)
 
     if concurrency == 1:

@@ -67,7 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_chat_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
     parser.add_argument("--allow-sensitive", action="store_true",
-                        help="send this prompt even if it looks sensitive and the source is not private (this request only)")
+                        help="send this prompt even if it looks sensitive and the source is not private; this also "
+                             "releases the chat from an earlier turn that looked sensitive")
     several = parser.add_mutually_exclusive_group()
     several.add_argument("--race", type=column_list, metavar="A,B[,C]",
                          help="send the prompt to these sources at once (each SOURCE or SOURCE/MODEL) and print the "

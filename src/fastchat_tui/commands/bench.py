@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from fastchat_tui.attachment import Attachment
 from fastchat_tui.bench import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_PROMPT,
@@ -102,7 +103,8 @@ def _with_models(config: Config, specs: list[str], named: list[str]) -> tuple[Co
     return replace(config, sources=sources), named or list(chosen)
 
 
-def _prompt(args: argparse.Namespace, config: Config) -> str:
+def _prompt(args: argparse.Namespace, config: Config) -> tuple[str, Attachment | None]:
+    """The prompt, and the ``--prompt-file`` it was read from as an attachment (whose name the boundary reads)."""
     if args.prompt_file is not None:
         path = str(args.prompt_file)
         name = argument(path, path)[0]  # a file name's bytes that are not UTF-8 are shown as U+FFFD, as in review
@@ -112,13 +114,13 @@ def _prompt(args: argparse.Namespace, config: Config) -> str:
             raise CommandError(str(exc), INPUT_ERROR) from None
         if not text.strip():
             raise CommandError(f"{name} is empty", INPUT_ERROR)
-        return text
+        return text, Attachment(name, text, path=name)
     if args.prompt is not None:
         prompt = text_argument(args.prompt, "the --prompt text")
         if not prompt.strip():
             raise CommandError("the prompt is empty", 2)
-        return prompt
-    return DEFAULT_PROMPT
+        return prompt, None
+    return DEFAULT_PROMPT, None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("no sources configured: run `fastchat config init`", 2)
     if args.model:
         config, names = _with_models(config, args.model, names if args.source else [])
-    prompt = _prompt(args, config)
+    prompt, prompt_file = _prompt(args, config)
     progress = _ProgressPrinter(sys.stderr)
     session = bench_session(config)
     results: list[BenchResult] = []
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         try:
             results.append(await run_bench(
-                session, names, prompt=prompt, repeat=args.repeat, max_tokens=args.max_tokens,
+                session, names, prompt=prompt, prompt_file=prompt_file, repeat=args.repeat, max_tokens=args.max_tokens,
                 concurrency=args.concurrency, on_progress=progress,
             ))
         finally:

@@ -68,7 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-lines", type=int, metavar="N",
                         help="read and send only the first N lines of each input (the prompt says so)")
     parser.add_argument("--allow-sensitive", action="store_true",
-                        help="send this prompt even if it looks sensitive and the source is not private (this request only)")
+                        help="send this prompt even if it looks sensitive and the source is not private; this also "
+                             "releases the chat from an earlier turn that looked sensitive")
     add_reasoning_option(parser)
     parser.set_defaults(run=run)
 

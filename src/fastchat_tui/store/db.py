@@ -42,7 +42,7 @@ from fastchat_tui.config import data_dir
 from fastchat_tui.store.repair import Salvage, damaged, salvage
 
 DB_NAME = "history.db"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_S = 10.0
 STALE_STREAM_S = 6 * 3600
 INTERRUPTED = "interrupted"
@@ -186,6 +186,11 @@ MIGRATIONS: list[str] = [
     # others 1. Every earlier reply is its prompt's only one, and kept.
     """
     ALTER TABLE replies ADD COLUMN alternative INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 7: what holds a chat on private sources (the kind of secret one of its turns held, never the value;
+    # see Session.held): '' for a chat that nothing holds, NULL for one saved before (its turns are scanned).
+    """
+    ALTER TABLE chats ADD COLUMN held TEXT;
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -194,6 +194,13 @@ class Store(Database):
                 context += ({"role": "user", "content": prompt}, {"role": "assistant", "content": reply})
         return context
 
+    def held(self, chat_id: int) -> str | None:
+        """What holds chat ``chat_id`` on private sources: the kind of secret one of its turns held (never the
+        value), ``""`` when nothing does, ``None`` when it is not known (a chat saved before fastchat kept this,
+        or no such chat)."""
+        row = self._read(lambda c: c.execute("SELECT held FROM chats WHERE id = ?", (chat_id,)).fetchone())
+        return row[0] if row else None
+
     def markdown(self, chat_id: int) -> str:
         """The chat as Markdown: each message under a heading, each reply with its meter line, a prompt's
         alternative replies under its kept one."""

@@ -8,7 +8,9 @@ thousandth; the end writes the whole answer once as the assistant message's cont
 back as context, and what the search index holds) and the reasoning beside it on the reply row.
 API keys never reach the file: text passes through :func:`fastchat_tui.keys.redact` first, each
 new part together with the text saved just before it (:data:`REDACT_CONTEXT`), so a key split
-between two saves is redacted as a whole.
+between two saves is redacted as a whole. Anything else a prompt holds is kept as it was sent (a refused prompt,
+sent nowhere, masked: ``Turn.kept_prompt``), unless ``[history] mask_secrets`` is on: then what the data boundary's
+scanner finds in a prompt, and in a reply as it ends, is saved masked (``[sensitive: …]``).
 
 Turns sent with a ``group`` (a race's columns, a hedged request's copies, a retry's replies) are filed under one
 prompt row, each reply an alternative (``replies.alternative``) until :meth:`ChatRecorder.kept` names the one kept
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Generic, Protocol, TypeVar
 
+from fastchat_tui.classify import scanner_for
 from fastchat_tui.config import Config
 from fastchat_tui.keys import redact
 from fastchat_tui.meter import Reading
@@ -113,6 +116,7 @@ class _Store(Protocol):
     def repairs(self) -> int: ...
     def _write(self, body: Callable[[sqlite3.Connection], T]) -> T: ...
     def context(self, chat_id: int) -> list[dict[str, str]]: ...
+    def held(self, chat_id: int) -> str | None: ...
     def replied(self, reply: SavedReply) -> None: ...
 
 
@@ -191,13 +195,35 @@ class ChatRecorder(Generic[S]):
         self.chat_id = chat_id
         self.on_problem = on_problem
         self.problem: str | None = None
+        self.mask: Callable[[str], str] = (scanner_for(config.router).mask if config is not None and config.mask_secrets
+                                           else _as_is)
+        """What is done to a prompt, and to a reply as it ends, before it is saved (``[history] mask_secrets``)."""
         self._live: dict[int, _Live] = {}  # id(turn) -> its rows
         self._groups: dict[str, _Group] = {}  # the last GROUPS_KEPT groups, oldest first
         self._alone: _Live | None = None  # the rows of the last turn sent without a group: a retry may join its prompt
+        self._held: tuple[int, str] | None = None  # the chat and what holds it, as last saved (Session.held)
 
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """Chat ``chat_id`` as the model sees it (for resuming it); :class:`StoreError` if there is no such chat."""
         return self.store.context(chat_id)
+
+    def held(self, chat_id: int) -> str | None:
+        """What holds chat ``chat_id`` on private sources (``""``: nothing; ``None``: not known)."""
+        return self.store.held(chat_id)
+
+    def hold(self, what: str) -> None:
+        """The chat being recorded is held on private sources by ``what`` (a kind of secret), or by nothing
+        (``""``): saved with it, so that a resumed chat stays where it was (``Session.resume``)."""
+        chat_id = self.chat_id
+        if chat_id is None or self._held == (chat_id, what):
+            return
+        try:
+            self.store._write(lambda c: c.execute("UPDATE chats SET held = ? WHERE id = ?", (what, chat_id)))
+        except StoreError as exc:
+            self._report(f"{exc.message}; whether the chat holds a secret was not saved")
+            return
+        self._held = (chat_id, what)
+        self.problem = None
 
     def begin(self, turn: RecordedTurn) -> None:
         """A reply begins (or, after a fallback, begins again from another source)."""
@@ -316,8 +342,10 @@ class ChatRecorder(Generic[S]):
                 (group.prompt_id, group.chat_id)).fetchone():
             chat_id, prompt_id = group.chat_id, group.prompt_id
             c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
+            prompt = self.mask(redact(turn.kept_prompt))  # a refused prompt sent after all: as sent
+            c.execute("UPDATE messages SET content = ? WHERE id = ? AND content != ?", (prompt, prompt_id, prompt))
         else:
-            prompt = redact(turn.kept_prompt)
+            prompt = self.mask(redact(turn.kept_prompt))
             chosen = self.chat_id
             if chosen is not None and c.execute("SELECT 1 FROM chats WHERE id = ?", (chosen,)).fetchone() is None:
                 chosen = None  # deleted meanwhile (or lost to a repair): a new chat
@@ -351,7 +379,7 @@ class ChatRecorder(Generic[S]):
         route = turn.route
         reasoning = None
         if final:
-            text, reasoning = redact(turn.text), redact(turn.reasoning)
+            text, reasoning = self.mask(redact(turn.text)), self.mask(redact(turn.reasoning))
             c.execute("UPDATE messages SET content = ? WHERE id = ? AND content != ?", (text, message_id, text))
             c.execute("DELETE FROM reply_parts WHERE message_id = ?", (message_id,))
         else:
@@ -394,6 +422,10 @@ class ChatRecorder(Generic[S]):
                 and turn.source):
             spend = cost(self.config.sources.get(turn.source), reading.input_tokens, reading.output_tokens)
         return status, reading, spend
+
+
+def _as_is(text: str) -> str:
+    return text
 
 
 def _after_repair(c: sqlite3.Connection, live: _Live, repairs: int) -> _Live | None:

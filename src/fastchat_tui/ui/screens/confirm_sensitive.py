@@ -2,8 +2,9 @@
 
 The session has already refused the request (:class:`~fastchat_tui.session.SensitiveRefusal`), so
 nothing was sent. This screen says what was found and where, never the value, and dismisses with
-``True`` for "Send anyway, this once", ``False`` for Cancel or Esc; the caller then retries the
-request with ``allow_sensitive`` (the next prompt is checked again).
+``True`` for "Send anyway", ``False`` for Cancel or Esc; the caller then retries the
+request with ``allow_sensitive``, which also releases the chat's earlier turns (a later prompt that looks
+sensitive is asked about again).
 """
 
 from __future__ import annotations
@@ -66,11 +67,12 @@ class ConfirmSensitive(ModalScreen[bool]):
             yield Static("\n".join(f"• {finding}" for finding in self.findings), id="sensitive-findings",
                          markup=False)
             switch = shown_key(self.app, "app.cycle_source")
-            yield Static(f"Send anyway sends this one request to '{self.source}'; the next prompt is checked again. "
+            yield Static(f"Send anyway sends this request to '{self.source}' and releases the chat's earlier turns; "
+                         "a later prompt that looks sensitive is asked about again. "
                          f"Or cancel, and pick a local source ({switch}) or take the secret out.", markup=False)
             with Horizontal():
                 yield Button("Cancel", id="sensitive-cancel")
-                yield Button("Send anyway, this once", variant="warning", id="sensitive-send")
+                yield Button("Send anyway", variant="warning", id="sensitive-send")
 
     def on_mount(self) -> None:
         self.query_one("#sensitive-cancel", Button).focus()
