@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from fastchat_tui import classify as classify_module
+from fastchat_tui import classify as classify_module, task_model
 from fastchat_tui.classify import classify
 from fastchat_tui.diff import diff_files, looks_like_diff
 
@@ -40,7 +40,8 @@ def test_classify_is_linear_on_its_worst_cases(name: str) -> None:
 
 @pytest.mark.timing
 def test_every_classifier_pattern_is_linear_on_each_worst_case() -> None:
-    patterns = {n: p for n, p in vars(classify_module).items() if isinstance(p, re.Pattern)}
+    patterns = {n: p for module in (classify_module, task_model) for n, p in vars(module).items()
+                if isinstance(p, re.Pattern)}
     assert len(patterns) >= 6
     for name, pattern in patterns.items():
         for case, text in WORST.items():

@@ -1,8 +1,8 @@
 """Auto mode: which source a prompt goes to, and why.
 
-Pure decisions, no I/O. :class:`Router` classifies a request (:mod:`fastchat_tui.classify`),
-maps its task kind to sources through the ordered rules of the ``[router]`` config
-(:mod:`fastchat_tui.router_config`), skips sources that are cooling down after failures or
+Pure decisions, with no I/O but the task model's weights, read once. :class:`Router` classifies a
+request (:mod:`fastchat_tui.classify`), maps its task kind to sources through the ordered rules of the
+``[router]`` config (:mod:`fastchat_tui.router_config`), skips sources that are cooling down after failures or
 are over their monthly budget, and among the sources a rule allows picks the one with the
 lowest predicted completion time (TTFT + expected tokens / decode rate) from measured
 statistics, which it reads from a :class:`~fastchat_tui.routing.Ledger`.
@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from fastchat_tui.classify import classify, find_sensitive, scanner_for
+from fastchat_tui.classify import decide_task, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Hedged
 from fastchat_tui.meter import Reading
@@ -174,15 +174,16 @@ class Router:
             route.task = request.hint or route.task
             return Decision(route)
         settings, now = self.settings, self.clock()
-        task, why = classify(request.prompt, request.attachments, request.max_tokens, settings,
-                             history=request.history, hint=request.hint, scanner=self.scanner, system=request.system)
+        kind = decide_task(request.prompt, request.attachments, request.max_tokens, settings,
+                           history=request.history, hint=request.hint, scanner=self.scanner, system=request.system)
+        task, why = kind.task, kind.reason
         if request.held and task != "sensitive":
             task, why = "sensitive", request.held
         size = len(request.prompt) + sum(len(a.text) for a in request.attachments)
         rule = next((r for r in settings.all_rules() if r.applies(task, request.prompt, size)), None)
         if rule is None:  # pragma: no cover - the default rules cover every task
             rule = default_rules(settings.default)[-1]
-        decision = Decision(Route("", ""), finding=why if task == "sensitive" else None)
+        decision = Decision(Route("", ""), finding=why if task == "sensitive" else None, scores=kind.scores)
         primary = self._resolve(rule.source)
         fallback = [name for name in self._resolve(rule.fallbacks) if name not in primary]
         notes: list[str] = []
@@ -386,7 +387,7 @@ def _make_route(source: str, reason: str, task: str, fallbacks: list[str], warni
 
 
 def status_text(route: Route, selected: str = "auto", model: str | None = None) -> str:
-    """The status bar's routing line: ``auto → local · completion: code ends mid-statement``
+    """The status bar's routing line: ``auto → local · completion: code ends mid-statement; model 0.97``
     (with ``model``: ``auto → local · qwen2.5-coder:7b · completion: …``)."""
     if selected != "auto":
         return f"{route.source} · chosen by hand"

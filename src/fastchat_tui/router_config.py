@@ -24,6 +24,8 @@ ROUTER_FIELDS: dict[str, Field] = {
     "long_input_chars": Field("int", 'the prompt size that makes a request "long"', least=1),
     "long_translate_chars": Field("int", 'the text size that makes a translation "long"', least=1),
     "completion_max_lines": Field("int", "the most lines of a code completion prompt", least=1),
+    "min_confidence": Field("float", "the task model's least probability for a kind; below it, a prompt goes where chat goes",
+                            least=0, most=1),
     "cooldown_after": Field("int", "failures in a row before a source cools down", least=1),
     "cooldown_s": Field("float", "the first cool-down, in seconds", least=0),
     "cooldown_max_s": Field("float", "the longest cool-down, in seconds", least=0),

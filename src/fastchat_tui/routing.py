@@ -88,6 +88,8 @@ class RouterSettings:
     long_input_chars: int = 16_000
     long_translate_chars: int = 2_000
     completion_max_lines: int = 40
+    min_confidence: float = 0.4
+    """The task model's least probability for the kind it names; below it a prompt goes where chat goes."""
     sensitive_patterns: list[tuple[str, str]] = field(default_factory=list)
     sensitive_paths: list[str] = field(default_factory=list)
     cooldown_after: int = 2
@@ -124,6 +126,7 @@ class Decision:
     finding: str | None = None
     predictions: dict[str, float] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)  # name -> why it was left out
+    scores: dict[str, float] = field(default_factory=dict)  # the task model's probability per kind, when it decided
 
     def as_dict(self) -> dict[str, Any]:
         route = self.route
@@ -135,6 +138,7 @@ class Decision:
             "warnings": list(route.warnings),
             "predicted_s": {name: round(value, 3) for name, value in self.predictions.items()},
             "skipped": dict(self.skipped),
+            "scores": dict(self.scores),
         }
 
 

@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rows = [("task", out["task"]), ("source", out["source"]), ("reason", out["reason"]),
             ("fallbacks", ", ".join(out["fallbacks"]) or "none")]
+    if out["scores"]:
+        rows.append(("model", " · ".join(f"{task} {p:.2f}" for task, p in sorted(out["scores"].items(), key=lambda kv: -kv[1]))))
     rows += [("warning", warning) for warning in out["warnings"]]
     rows += [("skipped", f"{name}: {why}") for name, why in out["skipped"].items()]
     for label, value in rows:
