@@ -74,6 +74,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     *(_action(f"compare.keep_{n}", str(n), f"keep column {n}'s reply for the conversation") for n in range(1, 5)),
     _action("compare.cancel_column", "x", "cancel the focused column"),
     _action("compare.cancel_all", "escape", "cancel every column"),
+    _action("compare.next_column", "f5", "show the next column, when the screen is too low for all of them "
+            "(one column at a time)", "chat", "compare"),
     _action("chats.close", "escape", "close the chat list (or stop renaming)"),
     _action("chats.new", "n", "start a new chat"),
     _action("chats.rename", "r", "rename the highlighted chat"),

@@ -65,6 +65,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         bind("app.retry", "retry", "Retry"),
         bind("app.chats", "chats", "Chats"),
         bind("app.compare", "compare", "Compare"),
+        bind("compare.next_column", "next_column", "Column"),
         bind("app.follow", "follow", "Follow", show=False),
         bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
         bind("app.page_up", "page_transcript(-1)", show=False, priority=True),
@@ -330,6 +331,9 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim
             conversation = self.conversation
             return True if conversation.retryable() or conversation.retryable_comparison() else None
+        if action == "next_column":  # only while a comparison shows one column at a time
+            view = self.compare_view
+            return view is not None and view.single
         if action == "interrupt":  # else Ctrl+C goes on to the prompt's copy, or Textual's "press Ctrl+Q to quit"
             return self.streaming and len(self.screen_stack) == 1
         return True

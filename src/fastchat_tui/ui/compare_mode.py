@@ -68,6 +68,11 @@ class CompareMode(Base):
         self.push_screen(ComparePicker(self.config, self.probes, self._compared, cached=self.catalog.cached,
                                        listing=self._listing), chosen)
 
+    def action_next_column(self) -> None:
+        """F5: a comparison too low for all its columns shows the next one."""
+        if (view := self.compare_view) is not None:
+            view.next_column()
+
     def set_compare(self, picks: Sequence[Pick]) -> None:
         """Send each following prompt to every one of ``picks`` at once, until switched off (``[]``)."""
         self.compare = list(picks)
