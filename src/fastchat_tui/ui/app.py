@@ -243,7 +243,9 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             self._follow(self.conversation.send(prompt, options))
 
     def _follow(self, events: AsyncGenerator[ConversationEvent, None]) -> None:
-        """Render the conversation's events as they come, in the reply worker (Esc cancels it)."""
+        """Render the conversation's events as they come, in the reply worker (Esc cancels it). A prompt sent (or
+        sent again) while the transcript is scrolled up brings it back to the end: the new reply is what to see."""
+        self.chat.resume_following()
         self._reply_worker = self.run_worker(self._render(events), group="reply", exclusive=True)
 
     def _cancel_worker(self) -> None:
