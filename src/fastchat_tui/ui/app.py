@@ -113,6 +113,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self.warmup = Warmup()
+        self._typed = ""
+        """The last prompt as the user gave it (before its template): put back in the box when it is not sent."""
         self._reply_worker: Worker[None] | None = None
         """The request streaming now (a reply, or a comparison): Esc cancels it, a signal waits for it."""
         self.compare: list[Pick] = []
@@ -234,6 +236,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         """Send ``prompt`` in the current conversation (the transcript shows ``shown``, default: the prompt), put
         together with the chat's choices by the conversation; in compare mode, to every compared source at once."""
         self.comparisons.fold()
+        self._typed = prompt
         prompt, shown, options = self.conversation.assemble(prompt, shown, options)
         self.chat.add_user(shown)
         if self.compare:
@@ -273,11 +276,18 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
                         else:
                             self.chat.add_notice(event.text, event.severity)
                     else:
-                        ask(self, event)
+                        ask(self, event, refused=self._give_back_prompt)
                         self.refresh_bindings()
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
         finally:
             reply.end()
+
+    def _give_back_prompt(self) -> None:
+        """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),
+        so the secret can be taken out and the rest sent."""
+        if self._typed and not self.prompt_input.text.startswith(self._typed):
+            self.prompt_input.give_back(self._typed)
+        self.prompt_input.focus()
 
     def action_cycle_source(self) -> None:
         """F2: the next source, each with its configured model."""
