@@ -34,6 +34,7 @@ from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
 from fastchat_tui.ui.palette import Palette
+from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.questions import ask
 from fastchat_tui.ui.reply_view import ReplyView
 from fastchat_tui.ui.screens.compare_picker import pick_label
@@ -143,12 +144,12 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.warmup.start()
         self._show_selection()
         for warning in [*self._theme_warnings, *self._startup_warnings]:
-            self.notify(warning, severity="warning", timeout=10)
+            self.notify(plain(warning), severity="warning", timeout=10)
         self._startup_warnings = []
         from fastchat_tui.sources import proxy_warnings
 
         for warning in proxy_warnings(self.config.sources.values(), os.environ):
-            self.notify(warning, severity="warning", timeout=10)
+            self.notify(plain(warning), severity="warning", timeout=10)
         self.prompt_input.focus()
         self.call_after_refresh(tune_gc)
         if self.continue_chat:
@@ -164,11 +165,11 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     def watch_theme(self, theme: str) -> None:
         """Remember a theme chosen while running (the command palette) for the next start."""
         if self.is_running and (problem := remember_theme(theme, self.config.theme)):
-            self.notify(problem, severity="warning", timeout=10)
+            self.notify(plain(problem), severity="warning", timeout=10)
 
     def _history_problem(self, message: str) -> None:
         if self.is_running:
-            self.notify(message, severity="warning", timeout=10)
+            self.notify(plain(message), severity="warning", timeout=10)
         else:
             self._startup_warnings.append(message)
 
@@ -219,7 +220,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self._show_selection()
         if told is not None:
             message, severity = told
-            self.notify(message, severity="error" if severity == "error" else "warning",
+            self.notify(plain(message), severity="error" if severity == "error" else "warning",
                         timeout=20 if severity == "error" else 15)
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
@@ -227,7 +228,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             cancel = shown_key(self, "app.cancel_reply")
             replies = f"Replies are still streaming: {cancel} cancels them." if self.compare_view else \
                 f"A reply is still streaming: {cancel} cancels it."
-            self.notify(replies, severity="warning")
+            self.notify(plain(replies), severity="warning")
             message.prompt_input.give_back(message.text)
             return
         self.send(message.text)
@@ -272,7 +273,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
                         view = self._start_compare(event)
                     elif isinstance(event, Notice):
                         if event.toast:
-                            self.notify(event.text, severity=event.severity, timeout=15)
+                            self.notify(plain(event.text), severity=event.severity, timeout=15)
                         else:
                             self.chat.add_notice(event.text, event.severity)
                     else:

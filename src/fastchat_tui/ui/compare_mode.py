@@ -20,6 +20,7 @@ from fastchat_tui.sources.base import Probe
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import shown_key
+from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.screens.compare_picker import ComparePicker, pick_label
 from fastchat_tui.ui.screens.source_picker import Pick
 from fastchat_tui.ui.widgets.status_bar import StatusBar
@@ -79,10 +80,10 @@ class CompareMode(Base):
         self._show_selection(route="")
         if picks:
             self._compared = list(picks)
-            self.notify(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
-                        f"{shown_key(self, 'app.compare')} switches it off.", timeout=6)
+            self.notify(plain(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
+                              f"{shown_key(self, 'app.compare')} switches it off."), timeout=6)
         else:
-            self.notify(f"Compare mode off: prompts go to {self.selection.label()} again.", timeout=4)
+            self.notify(plain(f"Compare mode off: prompts go to {self.selection.label()} again."), timeout=4)
 
     def _start_compare(self, event: Compared) -> CompareView:
         """Show a comparison in place of the one before (folded into the transcript), after its ``notes``."""

@@ -19,6 +19,7 @@ from fastchat_tui.selection import Selection
 from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, TextDelta
 from fastchat_tui.turn import Turn
 from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
 
@@ -60,7 +61,7 @@ class ReplyView:
         elif isinstance(event, Routed):
             self.turn = event.turn
             for warning in event.turn.route.warnings if event.turn.route else ():
-                self.notify(warning, severity="warning", timeout=8)
+                self.notify(plain(warning), severity="warning", timeout=8)
         elif isinstance(event, Hedged):
             self.hedged = event  # said by the route line from the Attempt on
         elif isinstance(event, Preparing):

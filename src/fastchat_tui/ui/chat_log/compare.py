@@ -49,6 +49,7 @@ from fastchat_tui.ui.chat_log.entries import ReplyEntry, ReplyStatus, ThinkingFi
 from fastchat_tui.ui.chat_log.pacing import FrameClock
 from fastchat_tui.ui.chat_log.widget import ChatLog
 from fastchat_tui.ui.key_hints import bind, shown_key
+from fastchat_tui.ui.plain import plain
 
 __all__ = ["MAX_COLUMNS", "STACKED_ROWS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable",
            "ranking_line"]
@@ -142,7 +143,7 @@ class CompareColumn(Vertical):
         self.release()
         self.label = label
         # On the top border of a stacked column, whose reply's own label soon scrolls out of its few lines.
-        self.border_title = f"{self.index + 1} · {label}"
+        self.border_title = plain(f"{self.index + 1} · {label}")
         self.reply = self.chat.start_reply(f"{self.index + 1} · {label}")
         self.meter.show(WAITING)
         self.ended = False
@@ -390,7 +391,7 @@ class CompareView(Widget):
         self.shown_column = min(self.shown_column, count - 1)
         for column in self.columns:
             column.set_class(column.index == self.shown_column, "-shown")
-            column.border_title = f"{column.index + 1} · {column.label}"
+            column.border_title = plain(f"{column.index + 1} · {column.label}")
             if single:
                 column.border_title += (f" · {column.index + 1} of {count}, "
                                         f"{shown_key(self.app, 'compare.next_column')} shows the next")

@@ -30,6 +30,7 @@ from fastchat_tui.dates import local_minute
 from fastchat_tui.keymap import active_keys
 from fastchat_tui.store import ChatInfo, SearchHit, Store, StoreError
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
+from fastchat_tui.ui.plain import plain
 
 MARK = ("\x02", "\x03")
 
@@ -331,6 +332,6 @@ class ChatsScreen(ModalScreen[None]):
                 self.list.highlighted = min(highlighted, self.list.option_count - 1)
 
     def _problem(self, exc: StoreError) -> None:
-        self.app.notify(exc.message, severity="error" if not exc.recovered else "warning", timeout=10)
+        self.app.notify(plain(exc.message), severity="error" if not exc.recovered else "warning", timeout=10)
         if exc.recovered:
             self._chats = {}

@@ -1,0 +1,119 @@
+"""Issue 26, the TUI's items, driven with Pilot against loopback servers: what a new user met in the first hour
+at 80x24 (a prompt sent while scrolled up, a refused prompt, markup in names and templates, notifications over
+the meter, the route's reason, the chat list's keys, a stale warning, the keys the footer shows)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+
+from fastchat_tui.config import load
+from fastchat_tui.ui.app import FastchatApp
+from fastchat_tui.ui.chat_log import CompareView
+from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
+from fastchat_tui.ui.screens.source_picker import Pick
+from tests.helpers import until
+from tests.servers import OllamaServer, OpenAIServer, Script
+from tests.test_app import make_config, visible_text
+from tests.test_confirm_sensitive import SECRET_PROMPT, config_for, refused_by_hand
+
+SIZE = (80, 24)
+
+
+async def test_sending_while_scrolled_up_follows_again(tmp_path: Path, openai_server: OpenAIServer) -> None:
+    """26.7: scrolled up, a new prompt and its reply stayed off screen behind ``↓ new text · End``."""
+    openai_server.push(Script(tokens=[f"line {i}\n\n" for i in range(120)]), Script(tokens=["The ", "second ", "reply."]))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"first", "enter")
+        await until(pilot, lambda: not app.streaming and not app.chat.pending)
+        await pilot.press("pageup", "pageup")
+        await pilot.wait_for_animation()
+        assert not app.chat.following
+        await pilot.press(*"second prompt", "enter")
+        await until(pilot, lambda: not app.streaming and not app.chat.pending)
+        await pilot.pause()
+        assert app.chat.following
+        shown = visible_text(app)
+        assert "second prompt" in shown and "The second reply." in shown and "↓" not in shown
+
+
+async def test_a_refused_sensitive_prompt_stays_in_the_box(tmp_path: Path, spawn_server) -> None:
+    """26.8: the dialog says "take the secret out", but the refused prompt was gone from the input."""
+    hosted, local = spawn_server(OpenAIServer), spawn_server(OllamaServer)
+    app = FastchatApp(config_for(tmp_path, hosted.url, local.url), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await refused_by_hand(pilot, app, SECRET_PROMPT)
+        assert app.prompt_input.text == ""
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmSensitive))
+        await until(pilot, lambda: not app.streaming)
+        assert app.prompt_input.text == SECRET_PROMPT and app.focused is app.prompt_input
+        assert hosted.stream_requests() == [] and local.stream_requests() == []
+
+
+MARKUP = "[bold]x[/] and [/]"
+"""A string that Textual's markup would restyle or reject: it must show as written everywhere."""
+
+
+def shown(markup: str) -> str:
+    """What Textual shows for a string it reads as markup (notifications, palette entries, border titles)."""
+    return Content.from_markup(markup).plain
+
+
+async def test_names_templates_and_errors_show_as_written(tmp_path: Path, spawn_server) -> None:
+    """26.11: the palette's "Template: explain" showed "Send each prompt through this  entry" (``[templates]``
+    read as markup). A template's name and text, a model's name, an error, a comparison's column titles and the
+    notices show ``[bold]`` and ``[/]`` as written; the status bar says which template is on."""
+    server = spawn_server(OpenAIServer)
+    config_path = tmp_path / "config.toml"
+    config_path.write_text(
+        'default_source = "fast"\n'
+        f'[sources.fast]\nkind = "openai"\nbase_url = "{server.url}"\nmodel = "{MARKUP}"\n'
+        f'[sources.other]\nkind = "openai"\nbase_url = "{server.url}"\nmodel = "other-model"\n'
+        f'[templates.explain]\nprompt = "Explain {MARKUP}: $input"\n', encoding="utf-8")
+    app = FastchatApp(load(config_path), probe_on_start=False, model=f"fast/{MARKUP} too")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: any("too" in str(n.message) for n in app._notifications))
+        told = [shown(str(n.message)) for n in app._notifications]
+        assert any(f"{MARKUP} too" in text for text in told), told  # -m's problem, quoting the model
+        commands = {shown(command.title): shown(command.help) for command in app.get_system_commands(app.screen)}
+        assert commands["Template: explain"].startswith("Send each prompt through [templates.explain]")
+        assert f"Explain {MARKUP}: $input" in commands["Template: explain"]
+        app.set_template("explain")
+        await pilot.pause()
+        assert "· template explain" in app.status.text
+        assert shown(str(list(app._notifications)[-1].message)) == "Each prompt now goes through the template 'explain'."
+        app.set_template(None)
+        assert "template" not in app.status.text
+
+        app.clear_notifications()
+        app.set_compare([Pick("fast", MARKUP), Pick("other")])
+        await pilot.pause()
+        assert f"fast · {MARKUP}, other" in shown(str(list(app._notifications)[-1].message))
+        commands = {shown(command.title): shown(command.help) for command in app.get_system_commands(app.screen)}
+        assert f"({MARKUP.join(['fast · ', ''])}, other)" in commands["Compare sources"]
+        view = app.show_compare(CompareView([f"fast · {MARKUP}", "other · other-model"], app.config))
+        await pilot.pause()
+        assert shown(str(view.columns[0].border_title)).startswith(f"1 · fast · {MARKUP}")
+
+
+def test_palette_template_entry_snapshot(snap_compare, tmp_path: Path, dead_url: str) -> None:  # type: ignore[no-untyped-def]
+    """The palette's template entries at 80x24: the ``[templates.NAME]`` table and the template's text, as written;
+    the status bar behind names the template that is on."""
+    config_path = tmp_path / "config.toml"
+    config_path.write_text(
+        f'default_source = "local"\n[sources.local]\nkind = "ollama"\nbase_url = "{dead_url}"\nmodel = "qwen3:8b"\n'
+        '[templates.explain]\nprompt = "Explain this [step by step]: $input"\n'
+        '[templates.review]\nprompt = "Review [bold]only[/] the risky parts: $input"\n', encoding="utf-8")
+    app = FastchatApp(load(config_path), probe_on_start=False)
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        app.set_template("explain")
+        app.clear_notifications()
+        app.prompt_input.cursor_blink = False
+        await pilot.press("ctrl+p", *"Template")
+        await pilot.pause(0.5)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
