@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.content import Content
+from textual.widgets._toast import Toast
 
 from fastchat_tui.config import load
 from fastchat_tui.ui.app import FastchatApp
@@ -115,5 +116,39 @@ def test_palette_template_entry_snapshot(snap_compare, tmp_path: Path, dead_url:
         app.prompt_input.cursor_blink = False
         await pilot.press("ctrl+p", *"Template")
         await pilot.pause(0.5)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_notifications_leave_the_meter_and_the_prompt_readable(tmp_path: Path, dead_url: str) -> None:
+    """26.9: notifications sat over the status bar's meter for 15-30 s, a stray letter at its edge."""
+    app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}, default="local"), probe_on_start=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        app.status.show(meter="TTFT 212 ms · 1,480 tok/s · 64 tokens · 0.26 s")
+        app.notify("A long warning that takes two or three lines of a toast at eighty columns, as the -m ones do.",
+                   severity="warning")
+        await until(pilot, lambda: any(toast.region.height for toast in app.screen.query(Toast)))
+        app.notify("And a second one.", severity="error")
+        await pilot.pause(0.6)
+        for toast in app.screen.query(Toast):
+            for widget in (app.status, app.prompt_input):
+                assert not toast.region.overlaps(widget.region), (toast.region, widget, widget.region)
+
+
+def test_notification_snapshot(snap_compare, tmp_path: Path, dead_url: str) -> None:  # type: ignore[no-untyped-def]
+    """A notification at 80x24: over the transcript's top, the prompt and the meter in full under it."""
+    app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}, default="local"), probe_on_start=False)
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        app.prompt_input.cursor_blink = False
+        app.chat.add_user("How do I read a file line by line in Python?")
+        reply = app.chat.start_reply("local · test-model:latest")
+        reply.append("Use a `with` block so the file is closed:\n\n```python\nwith open(path) as f:\n"
+                     "    for line in f:\n        print(line.rstrip())\n```\n")
+        reply.finish("complete")
+        app.status.show(meter="TTFT 212 ms · 1,480 tok/s · 64 tokens · 0.26 s")
+        app.notify("Compare mode off: prompts go to local · test-model:latest again.")
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.pause(0.6)  # the toast's fade-in over
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

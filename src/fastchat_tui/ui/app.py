@@ -221,7 +221,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         if told is not None:
             message, severity = told
             self.notify(plain(message), severity="error" if severity == "error" else "warning",
-                        timeout=20 if severity == "error" else 15)
+                        timeout=12 if severity == "error" else 10)
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         if self.streaming:
@@ -273,7 +273,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
                         view = self._start_compare(event)
                     elif isinstance(event, Notice):
                         if event.toast:
-                            self.notify(plain(event.text), severity=event.severity, timeout=15)
+                            self.notify(plain(event.text), severity=event.severity, timeout=10)
                         else:
                             self.chat.add_notice(event.text, event.severity)
                     else:
