@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.command import CommandList, CommandPalette
 from textual.content import Content
 from textual.widgets._toast import Toast
 
@@ -17,6 +18,7 @@ from fastchat_tui.ui.screens.source_picker import Pick
 from tests.helpers import until
 from tests.servers import OllamaServer, OpenAIServer, Script
 from tests.test_app import make_config, visible_text
+from tests.test_compare_mode import transcript
 from tests.test_confirm_sensitive import SECRET_PROMPT, config_for, refused_by_hand
 
 SIZE = (80, 24)
@@ -115,7 +117,9 @@ def test_palette_template_entry_snapshot(snap_compare, tmp_path: Path, dead_url:
         app.clear_notifications()
         app.prompt_input.cursor_blink = False
         await pilot.press("ctrl+p", *"Template")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette)
+                    and app.screen.query_one(CommandList).option_count == 3)
+        await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -150,5 +154,45 @@ def test_notification_snapshot(snap_compare, tmp_path: Path, dead_url: str) -> N
         app.notify("Compare mode off: prompts go to local · test-model:latest again.")
         await until(pilot, lambda: not app.chat.pending)
         await pilot.pause(0.6)  # the toast's fade-in over
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_the_reply_header_gives_the_route_reason_and_ctrl_o_the_whole_route(tmp_path: Path, spawn_server) -> None:
+    """26.10: the route's reason was cut in the status bar (``long…`` at 80 columns), and the reply's header
+    named only the source."""
+    fast, other = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
+    fast.default = other.default = Script(tokens=["An ", "answer."])
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", fast.url), "other": ("openai", other.url)}),
+                      probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"hello there", "enter")
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None and turn.ended)
+        await until(pilot, lambda: not app.chat.pending)
+        turn = app.conversation.last_turn
+        assert turn is not None and turn.route is not None and turn.route.reason
+        header = f"{turn.source} · {turn.model} · {turn.route.reason}"
+        assert header[:60] in visible_text(app)  # on the reply's own line, cut only at the width
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.pause()
+        assert f"→ {turn.source} · {turn.model} · {turn.route.reason}" in " ".join(transcript(app).split())
+
+
+def test_routed_reply_snapshot(snap_compare, tmp_path: Path, spawn_server) -> None:  # type: ignore[no-untyped-def]
+    """A routed reply at 80x24: the reason on its header line, then (Ctrl+G) the whole route under it."""
+    fast, other = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
+    fast.default = other.default = Script(tokens=["An ", "answer."])
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", fast.url), "other": ("openai", other.url)}),
+                      probe_on_start=False)
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        app.prompt_input.cursor_blink = False
+        await pilot.press(*"hello there", "enter")
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None and turn.ended)
+        await pilot.press("ctrl+g")
+        app.status.show(meter="TTFT 12 ms · 2 tokens · 0.01 s")
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -36,7 +36,7 @@ from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
 from fastchat_tui.ui.palette import Palette
 from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.questions import ask
-from fastchat_tui.ui.reply_view import ReplyView
+from fastchat_tui.ui.reply_view import ReplyView, route_in_full
 from fastchat_tui.ui.screens.compare_picker import pick_label
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import Pick, SourcePicker
@@ -69,6 +69,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         bind("compare.next_column", "next_column", "Column"),
         bind("app.follow", "follow", "Follow", show=False),
         bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
+        bind("app.route_reason", "route_reason", "Why", show=False),
         bind("app.page_up", "page_transcript(-1)", show=False, priority=True),
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
         bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
@@ -337,6 +338,16 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     def action_toggle_thinking(self) -> None:
         """Ctrl+T: show or hide the thinking of the last reply (the one in view when scrolled up)."""
         self.chat.toggle_thinking()
+
+    def action_route_reason(self) -> None:
+        """Ctrl+G: where the last prompt went and why, in full, in the transcript (the reply's header line and the
+        status bar cut it to their width)."""
+        turn = self.conversation.last_turn
+        if turn is None or turn.source is None:
+            self.notify("No prompt has been sent yet: each reply's header says where it went and why.", timeout=4)
+            return
+        self.chat.add_notice(route_in_full(turn))
+        self.chat.resume_following()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_thinking":

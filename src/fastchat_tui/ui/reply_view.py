@@ -41,8 +41,16 @@ class ReplyView:
     def _entry(self) -> ReplyEntry:
         if self.entry is None:
             assert self.turn is not None
-            self.entry = self.chat.start_reply(f"{self.turn.source} · {self.turn.model}")
+            self.entry = self.chat.start_reply(self.header(self.turn))
         return self.entry
+
+    def header(self, turn: Turn) -> str:
+        """The reply's header line: its source and model, and in auto mode why the router chose them (the status
+        bar has room for a few words of it; :func:`route_in_full` says it all, on Ctrl+G)."""
+        where = f"{turn.source} · {turn.model}"
+        if self.selection.session.selected == "auto" and turn.route is not None and turn.route.reason:
+            return f"{where} · {turn.route.reason}"
+        return where
 
     def show(self, event: SessionEvent) -> None:
         if isinstance(event, TextDelta):
@@ -105,7 +113,7 @@ class ReplyView:
         note = turn.error.shown if turn.error else turn.end_note
         reading = turn.reading()
         if entry is None and status in ("truncated", "empty"):  # nothing streamed: still say how it ended
-            entry = self.chat.start_reply(f"{turn.source} · {turn.model}")
+            entry = self.chat.start_reply(self.header(turn))
         if entry is not None:
             if entry.has_thinking and reading is not None:
                 entry.show_thinking(ThinkingFigures.of(reading))
@@ -116,3 +124,15 @@ class ReplyView:
             self.chat.add_notice("cancelled before the first token", "warning")
         self.status.show(meter=summary(reading, status, turn.end_note) if reading else status)
         self.bindings()  # lights Ctrl+R Retry in the footer: the hint that covers nothing
+
+
+def route_in_full(turn: Turn) -> str:
+    """Where ``turn``'s prompt went and why, in full: ``→ fast · llama-3.3 · chat: plain chat (…)``, then where it
+    would have fallen back to and the router's warnings."""
+    route = turn.route
+    parts = [f"→ {turn.source} · {turn.model}" + (f" · {route.reason}" if route is not None and route.reason else "")]
+    if turn.fallback_from:
+        parts.append(f"after {turn.fallback_from} failed")
+    if route is not None and route.fallbacks:
+        parts.append("fallbacks: " + ", ".join(route.fallbacks))
+    return " · ".join([*parts, *(route.warnings if route is not None else ())])
