@@ -173,14 +173,14 @@ async def test_the_reply_header_gives_the_route_reason_and_ctrl_o_the_whole_rout
         assert turn is not None and turn.route is not None and turn.route.reason
         header = f"{turn.source} · {turn.model} · {turn.route.reason}"
         assert header[:60] in visible_text(app)  # on the reply's own line, cut only at the width
-        await pilot.press("ctrl+g")
+        await pilot.press("ctrl+l")
         await until(pilot, lambda: not app.chat.pending)
         await pilot.pause()
         assert f"→ {turn.source} · {turn.model} · {turn.route.reason}" in " ".join(transcript(app).split())
 
 
 def test_routed_reply_snapshot(snap_compare, tmp_path: Path, spawn_server) -> None:  # type: ignore[no-untyped-def]
-    """A routed reply at 80x24: the reason on its header line, then (Ctrl+G) the whole route under it."""
+    """A routed reply at 80x24: the reason on its header line, then (Ctrl+L) the whole route under it."""
     fast, other = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
     fast.default = other.default = Script(tokens=["An ", "answer."])
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", fast.url), "other": ("openai", other.url)}),
@@ -190,7 +190,7 @@ def test_routed_reply_snapshot(snap_compare, tmp_path: Path, spawn_server) -> No
         app.prompt_input.cursor_blink = False
         await pilot.press(*"hello there", "enter")
         await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None and turn.ended)
-        await pilot.press("ctrl+g")
+        await pilot.press("ctrl+l")
         app.status.show(meter="TTFT 12 ms · 2 tokens · 0.01 s")
         await until(pilot, lambda: not app.chat.pending)
         await pilot.pause()

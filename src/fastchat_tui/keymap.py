@@ -65,7 +65,7 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.compare", "f4", "compare mode: pick two to four sources to send each prompt to; again: switch it off"),
     _action("app.follow", "ctrl+end", "scroll to the end of the transcript and follow the reply"),
     _action("app.toggle_thinking", "ctrl+t", "show or hide the thinking of the last reply"),
-    _action("app.route_reason", "ctrl+g", "auto mode: say in full where the last prompt went and why (its reply's "
+    _action("app.route_reason", "ctrl+l", "auto mode: say in full where the last prompt went and why (its reply's "
             "header line shows the reason, cut to the width)"),
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),

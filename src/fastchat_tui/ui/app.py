@@ -340,7 +340,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.chat.toggle_thinking()
 
     def action_route_reason(self) -> None:
-        """Ctrl+G: where the last prompt went and why, in full, in the transcript (the reply's header line and the
+        """Ctrl+L: where the last prompt went and why, in full, in the transcript (the reply's header line and the
         status bar cut it to their width)."""
         turn = self.conversation.last_turn
         if turn is None or turn.source is None:

@@ -46,7 +46,7 @@ class ReplyView:
 
     def header(self, turn: Turn) -> str:
         """The reply's header line: its source and model, and in auto mode why the router chose them (the status
-        bar has room for a few words of it; :func:`route_in_full` says it all, on Ctrl+G)."""
+        bar has room for a few words of it; :func:`route_in_full` says it all, on Ctrl+L)."""
         where = f"{turn.source} · {turn.model}"
         if self.selection.session.selected == "auto" and turn.route is not None and turn.route.reason:
             return f"{where} · {turn.route.reason}"
