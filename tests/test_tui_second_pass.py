@@ -6,13 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.command import CommandList, CommandPalette
 from textual.content import Content
+from textual.widgets import Input
 from textual.widgets._toast import Toast
 
-from fastchat_tui.config import load
+from fastchat_tui.config import Config, SourceConfig, load
+from fastchat_tui.store import Store
+from fastchat_tui.store.db import default_path
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.chat_log import CompareView
+from fastchat_tui.ui.screens.chats import ChatsScreen
 from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
 from fastchat_tui.ui.screens.source_picker import Pick
 from tests.helpers import until
@@ -20,6 +25,7 @@ from tests.servers import OllamaServer, OpenAIServer, Script
 from tests.test_app import make_config, visible_text
 from tests.test_compare_mode import transcript
 from tests.test_confirm_sensitive import SECRET_PROMPT, config_for, refused_by_hand
+from tests.test_store import record, stored_turn
 
 SIZE = (80, 24)
 
@@ -196,3 +202,33 @@ def test_routed_reply_snapshot(snap_compare, tmp_path: Path, spawn_server) -> No
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def saved_chats() -> None:
+    """Three saved chats in the app's own history file (FASTCHAT_DATA_DIR is the test's, conftest)."""
+    with Store.open(default_path()) as store:
+        recorder = store.recorder()
+        for prompt, reply in [("Tune SQLite WAL", "Use checkpoints"), ("Rust lifetimes", "Borrowing rules"),
+                              ("Python GIL", "One thread at a time")]:
+            recorder.chat_id = None
+            record(recorder, stored_turn(prompt, reply))
+
+
+async def test_keys_typed_right_after_f3_go_to_the_chat_list_and_enter_opens_the_first_match(tmp_path: Path) -> None:
+    """26.16: keys typed right after F3 landed in the prompt behind the list; Enter in the search box did nothing
+    (Down, then Enter, was needed)."""
+    saved_chats()
+    local = SourceConfig("local", "ollama", "http://127.0.0.1:9", "test-model:latest", tags=["local"])
+    app = FastchatApp(Config(sources={"local": local}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        # in one burst, as a fast typist or tmux send-keys sends them: F3 opens the list while the rest are queued
+        for key in ("f3", "slash", *"rust"):
+            app.post_message(events.Key(key, "/" if key == "slash" else key if len(key) == 1 else None))
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen) and app.screen.list.option_count == 1)
+        assert app.screen.query_one("#chats-search", Input).value == "rust"
+        await pilot.press("enter")  # in the search box: opens the first match
+        await until(pilot, lambda: not isinstance(app.screen, ChatsScreen))
+        assert app.prompt_input.text == ""
+        await until(pilot, lambda: "Borrowing rules" in transcript(app))
+        assert "Tune SQLite WAL" not in transcript(app)
