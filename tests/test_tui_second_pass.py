@@ -232,3 +232,19 @@ async def test_keys_typed_right_after_f3_go_to_the_chat_list_and_enter_opens_the
         assert app.prompt_input.text == ""
         await until(pilot, lambda: "Borrowing rules" in transcript(app))
         assert "Tune SQLite WAL" not in transcript(app)
+
+
+async def test_a_warning_a_reply_disproves_leaves_the_status_bar(tmp_path: Path, spawn_server) -> None:
+    """26.17: "flaky: … is not listed …, so its requests will fail" stayed in the status bar after replies from
+    that source came back fine (its server lists models, but not every one it serves)."""
+    server = spawn_server(OpenAIServer, models=["some-other-model"])
+    server.default = Script(tokens=["It ", "works."])
+    app = FastchatApp(make_config(tmp_path, {"flaky": ("openai", server.url)}, default="flaky"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "is not listed" in app.status.text)
+        assert app.status.warn
+        await pilot.press(*"hello", "enter")
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None and turn.ended)
+        assert app.conversation.last_turn.status == "complete"  # type: ignore[union-attr]
+        await pilot.pause()
+        assert "is not listed" not in app.status.text and not app.status.warn
