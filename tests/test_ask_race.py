@@ -73,11 +73,12 @@ def test_compare_prints_every_reply_under_its_heading_then_the_ranking(env, fast
     done = fastchat(env, "ask", "--compare", "slow,fast", "which is faster?")
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    slow_at = out.index("## slow · slow-model\n\nslow answer here\n")
-    fast_at = out.index("## fast · fast-model (kept)\n\nfast answer\n")  # the first to finish is kept
-    ranking = out.index("## Ranking\n")
+    slow_at = out.index("---\n\n**slow · slow-model**\n\nslow answer here\n")
+    fast_at = out.index("---\n\n**fast · fast-model (kept)**\n\nfast answer\n")  # the first to finish is kept
+    ranking = out.index("---\n\n**Ranking**\n")
     assert slow_at < fast_at < ranking
-    table = out[ranking:].splitlines()[2:]
+    assert not any(line.startswith("#") for line in out.splitlines())  # issue 26.18: the replies' levels are theirs
+    table = out[out.index("**Ranking**\n"):].splitlines()[2:]
     assert table[0].split() == ["1", "slow", "2", "fast"]
     assert [row.split()[0] for row in table[1:]] == ["first", "finish", "decode", "tokens", "cost"]
     first_token = [cell.strip() for cell in table[1].split("  ") if cell.strip()]
@@ -114,7 +115,7 @@ def test_a_429_in_one_column_does_not_stop_the_other(env, fast, slow, mode):
     assert done.returncode == 0, done.stderr  # the kept reply (the only one) is complete
     assert "slow answer here" in done.stdout and "429" in done.stderr
     if mode == "--compare":
-        assert "## fast · fast-model\n\n*(no answer: " in done.stdout and "## slow · slow-model (kept)" in done.stdout
+        assert "**fast · fast-model**\n\n*(no answer: " in done.stdout and "**slow · slow-model (kept)**" in done.stdout
     else:
         assert done.stdout == "slow answer here\n"
 
@@ -159,8 +160,8 @@ def test_a_sensitive_prompt_is_refused_for_the_hosted_column_only(env, fast, slo
     done = fastchat(env, "ask", "--compare", "fast,slow", "why does this fail? DB_PASSWORD=hunter2isgreat")
     assert done.returncode == 0, done.stderr  # the private column answered, and its reply is kept
     assert fast.stream_requests() == [] and len(slow.stream_requests()) == 1
-    assert "## fast · fast-model\n\n*(no answer: " in done.stdout and "not sent" in done.stdout
-    assert "## slow · slow-model (kept)\n\nslow answer here\n" in done.stdout
+    assert "**fast · fast-model**\n\n*(no answer: " in done.stdout and "not sent" in done.stdout
+    assert "**slow · slow-model (kept)**\n\nslow answer here\n" in done.stdout
     assert "hunter2isgreat" not in done.stderr
 
 

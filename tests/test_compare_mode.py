@@ -229,6 +229,38 @@ async def test_four_stacked_columns_a_cut_and_a_429_and_keeping_another_by_key(t
         assert "3 cut cut" in transcript(app) and "4 limited error" in transcript(app)
 
 
+async def test_at_80x24_one_column_shows_at_a_time_and_f5_shows_the_next(tmp_path: Path, spawn_server) -> None:
+    """Stacked at 80x24, three columns got about one row each (issue 26.6): one shows at a time, tall enough to
+    read, F5 shows the next (from the prompt), and the ranking stays under it."""
+    servers = {name: spawn_server(OpenAIServer) for name in ("a", "b", "c")}
+    servers["a"].push(Script(tokens=split_tokens(FAST_REPLY), rate_tps=1000))
+    servers["b"].push(Script(tokens=split_tokens(SLOW_REPLY), ttft_s=0.2, rate_tps=300))
+    servers["c"].push(Script(tokens=["Third ", "reply."], ttft_s=0.3))
+    app = FastchatApp(write_config(tmp_path, servers), probe_on_start=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pick_compare(pilot, app, list(servers))
+        await send(pilot, "hello")
+        await until(pilot, lambda: app.compare_view is not None and app.compare_view.settled)
+        view = app.compare_view
+        assert view is not None
+        await until(pilot, lambda: not view.columns[0].chat.pending)  # the columns not on screen draw once shown
+        await pilot.pause()
+        shown = [column for column in view.columns if column.display and column.region.height]
+        assert shown == [view.columns[0]] and view.columns[0].chat.region.height >= 5
+        assert "Done fast." in column_text(view, 0)
+        assert "1 of 3, F5 shows the next" in str(view.columns[0].border_title)
+        assert view.ranking_table.display and view.ranking_table.region.height >= 7  # the ranking stays
+        assert app.focused is app.prompt_input
+        await pilot.press("f5")
+        await pilot.pause()
+        assert [column.index for column in view.columns if column.region.height] == [1]
+        await until(pilot, lambda: "Done slowly." in column_text(view, 1))
+        await pilot.press("f5", "f5")
+        await pilot.pause()
+        assert [column.index for column in view.columns if column.region.height] == [0]  # round again
+        assert view.kept == 0 and app.status.text.endswith("kept: 1 a")
+
+
 async def test_x_cancels_the_focused_column_and_escape_every_column(tmp_path: Path, spawn_server) -> None:
     servers = {name: spawn_server(WatchfulOpenAIServer) for name in ("a", "b", "c")}
     for server in servers.values():
@@ -358,3 +390,25 @@ def test_compare_mode_snapshot(snap_compare, tmp_path: Path, dead_url: str, them
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(width, 34 if width == 160 else 48), run_before=run_before)
+
+
+def test_compare_mode_snapshot_at_80x24(snap_compare, tmp_path: Path, dead_url: str) -> None:  # type: ignore[no-untyped-def]
+    """Too low for three stacked columns: one column, its title saying which and the key to the next, the ranking."""
+    names = {"groq": dead_url + "/v1", "local": dead_url + "/v1", "openrouter": dead_url + "/v1"}
+    app = FastchatApp(write_config(tmp_path, names), probe_on_start=False)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        app.set_compare([Pick("groq", "llama-3.3-70b"), Pick("local", "qwen3:8b"), Pick("openrouter", "gpt-4o")])
+        await pilot.pause()
+        app.clear_notifications()
+        app.prompt_input.cursor_blink = False
+        app.chat.add_user("Explain Python's GIL in two sentences.")
+        view = app.show_compare(snapshot_view())
+        await pilot.pause()
+        feed(view)
+        await until(pilot, lambda: view.settled and not app.chat.pending)
+        await pilot.press("f5")
+        await until(pilot, lambda: not view.columns[1].chat.pending)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -136,3 +136,19 @@ def test_the_ending_is_said_in_one_place():
     line = reply_line("fast", "m", reading, "truncated", note="cut at the token limit (10 tokens)")
     assert line.startswith("fast · m · TTFT 50 ms") and line.endswith("· cut at the token limit (10 tokens)")
     assert line.count("cut at the token limit") == 1
+
+
+def test_one_ttft_format_while_streaming_at_the_end_and_in_bench_progress():
+    """Issue 26.18: TTFT was ``1,987 ms`` while streaming but ``1987 ms`` at the end and in bench progress."""
+    from fastchat_tui.bench.results import Progress, Run
+
+    meter = Meter(t_send=0.0)
+    meter.text(1.987)
+    meter.text(2.5)
+    live, final = live_summary(meter.reading(2.6)), None
+    meter.done(3.0)
+    final = summary(meter.reading(3.0))
+    run = Run("fast", 0, 0, "complete", ttft_s=1.987, decode_tps=20.0, output_tokens=2, tokens_exact=True)
+    progress = Progress("fast", "run", 1, 1, 2, 2, runs=(run,)).describe()
+    for line in (live, final, progress):
+        assert "TTFT 1,987 ms" in line, line

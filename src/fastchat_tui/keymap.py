@@ -65,6 +65,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.compare", "f4", "compare mode: pick two to four sources to send each prompt to; again: switch it off"),
     _action("app.follow", "ctrl+end", "scroll to the end of the transcript and follow the reply"),
     _action("app.toggle_thinking", "ctrl+t", "show or hide the thinking of the last reply"),
+    _action("app.route_reason", "ctrl+l", "auto mode: say in full where the last prompt went and why (its reply's "
+            "header line shows the reason, cut to the width)"),
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),
     _action("app.command_palette", "ctrl+p", "open the command palette (switch source, templates, themes...)"),
@@ -74,6 +76,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     *(_action(f"compare.keep_{n}", str(n), f"keep column {n}'s reply for the conversation") for n in range(1, 5)),
     _action("compare.cancel_column", "x", "cancel the focused column"),
     _action("compare.cancel_all", "escape", "cancel every column"),
+    _action("compare.next_column", "f5", "show the next column, when the screen is too low for all of them "
+            "(one column at a time)", "chat", "compare"),
     _action("chats.close", "escape", "close the chat list (or stop renaming)"),
     _action("chats.new", "n", "start a new chat"),
     _action("chats.rename", "r", "rename the highlighted chat"),

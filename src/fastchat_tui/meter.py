@@ -195,6 +195,12 @@ class Meter:
         )
 
 
+def milliseconds(seconds: float) -> str:
+    """A time in whole milliseconds, its thousands grouped as every count is (``1,987``): how every meter line,
+    table, ranking and progress line writes TTFT."""
+    return f"{seconds * 1000:,.0f}"
+
+
 def tokens_text(count: int, exact: bool) -> str:
     """``1,107 tokens``, or ``1,107~ tokens`` for a count of chunks: how every line writes a token count."""
     return f"{count:,}{'' if exact else '~'} tokens"
@@ -208,9 +214,9 @@ def _tokens(reading: Reading) -> str:
     return text
 
 
-def _ttft(reading: Reading, grouped: str = "") -> list[str]:
-    """``TTFT 812 ms``, and ``2 attempts`` after it for a reply that was retried."""
-    parts = [f"TTFT {reading.ttft_s * 1000:{grouped}.0f} ms"] if reading.ttft_s is not None else []
+def _ttft(reading: Reading) -> list[str]:
+    """``TTFT 1,812 ms``, and ``2 attempts`` after it for a reply that was retried."""
+    parts = [f"TTFT {milliseconds(reading.ttft_s)} ms"] if reading.ttft_s is not None else []
     return [*parts, f"{reading.attempts} attempts"] if reading.attempts > 1 else parts
 
 
@@ -245,7 +251,7 @@ def live_summary(reading: Reading) -> str:
     if reading.ttft_s is None:
         return "waiting for first token…"
     live = "–" if reading.live_tps is None else f"{reading.live_tps:,.0f}"
-    return " · ".join([*_ttft(reading, ","), f"{live} tok/s", _tokens(reading)])
+    return " · ".join([*_ttft(reading), f"{live} tok/s", _tokens(reading)])
 
 
 def reply_line(

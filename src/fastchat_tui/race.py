@@ -29,7 +29,7 @@ from typing import Literal, NamedTuple, Protocol
 
 from fastchat_tui.config import Config
 from fastchat_tui.events import Attempt, Finished, Routed, SessionEvent
-from fastchat_tui.meter import tokens_text
+from fastchat_tui.meter import milliseconds, tokens_text
 from fastchat_tui.pricing import cost, money
 from fastchat_tui.routing import Route
 from fastchat_tui.sources.base import ReasoningDelta, TextDelta
@@ -318,7 +318,7 @@ class Ranking:
             ended_normally = standing.status in ENDED_NORMALLY
             return standing.status if metric == "finish" and not ended_normally and standing.status != "pending" else "–"
         if metric == "ttft":
-            return f"{value * 1000:,.0f} ms"
+            return f"{milliseconds(value)} ms"
         if metric == "finish":
             return f"{value:.2f} s"
         if metric == "decode":

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from fastchat_tui.classify import decide_task, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Hedged
-from fastchat_tui.meter import Reading
+from fastchat_tui.meter import Reading, milliseconds
 from fastchat_tui.pricing import cost
 from fastchat_tui.routing import (
     EXPECTED_TOKENS,
@@ -411,6 +411,6 @@ def hedge_text(hedged: Hedged) -> str:
     figures = []
     for name in (hedged.winner, *(name for name in hedged.sources if name != hedged.winner)):
         ttft = hedged.first_tokens.get(name)
-        figure = "none yet" if ttft is None else f"{ttft * 1000:,.0f} ms"
+        figure = "none yet" if ttft is None else f"{milliseconds(ttft)} ms"
         figures.append(f"first token {figure}" if name == hedged.winner else f"{name} {figure}")
     return f"hedged: {hedged.winner} won ({'; '.join(figures)})"

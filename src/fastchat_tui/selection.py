@@ -32,6 +32,8 @@ class Selection:
             self.found.set()
         self.chosen: dict[str, ModelChosen] = {}
         """The model each source last used in place of its default one (it does not serve that), by source."""
+        self.answered: set[tuple[str, str]] = set()
+        """The models that have answered, by source: a model list that left one out does not make it a warning."""
 
     def select(self, source: str, model: str | None = None) -> None:
         """Send the following prompts to ``source`` (``"auto"``: route each), to ``model`` there if given."""
@@ -71,9 +73,10 @@ class Selection:
         return f"{selected} · {self.model or self.source_model(selected)}"
 
     def _unlisted(self, name: str) -> Unlisted | None:
+        """``name``'s configured model, if its model list leaves it out and it has not answered since."""
         listing = self.catalog.cached(name)
         found = unlisted_in(self.session.config, {name: listing}) if listing is not None else []
-        return found[0] if found else None
+        return found[0] if found and (found[0].source, found[0].model) not in self.answered else None
 
     def source_model(self, name: str) -> str:
         """The model ``name`` uses when none is chosen: the configured one, or the one it uses instead because
@@ -101,8 +104,14 @@ class Selection:
         return (flag.message, not flag.default) if flag is not None else ("", False)
 
     def ended(self, turn: Turn) -> bool:
-        """``turn`` ended: a source that answered with its default model serves it now. Whether that changed
-        the model shown."""
+        """``turn`` ended: a source that answered with its default model serves it now, and a model that
+        answered is no longer flagged as missing from its source's list. Whether that changed the model shown or
+        its note."""
+        if turn.status in ENDED_NORMALLY and turn.source and turn.model:
+            flagged = self._unlisted(turn.source)
+            self.answered.add((turn.source, turn.model))
+            if flagged is not None and flagged.model == turn.model:
+                return True
         chosen = self.chosen.get(turn.source or "")
         if chosen is not None and turn.status in ENDED_NORMALLY and turn.options.model is None \
                 and turn.model != chosen.model:

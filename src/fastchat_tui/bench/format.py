@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from fastchat_tui.bench.results import SourceSummary, Stat
+from fastchat_tui.meter import milliseconds
 
 
 def fmt_ms(stat: Stat | None) -> tuple[str, str]:
     """``("102", "100–109")`` for a time figure in ms: median, and min–max."""
     if stat is None:
         return "—", ""
-    return f"{stat.median * 1000:,.0f}", f"{stat.min * 1000:,.0f}–{stat.max * 1000:,.0f}"
+    return milliseconds(stat.median), f"{milliseconds(stat.min)}–{milliseconds(stat.max)}"
 
 
 def fmt_rate(stat: Stat | None) -> tuple[str, str]:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
+from fastchat_tui.meter import milliseconds
 from fastchat_tui.turn import ENDED_NORMALLY, Turn
 
 #: The per-request figures summarised for each source, all straight from :class:`~fastchat_tui.meter.Reading`.
@@ -238,7 +239,7 @@ class Progress:
         first = self.runs[0]
         parts = []
         if first.ttft_s is not None:
-            parts.append(f"TTFT {first.ttft_s * 1000:.0f} ms")
+            parts.append(f"TTFT {milliseconds(first.ttft_s)} ms")
         if first.decode_tps is not None:
             parts.append(f"{first.decode_tps:,.0f} tok/s")
         parts.append(f"{first.output_tokens:,}{'' if first.tokens_exact else '~'} tokens")

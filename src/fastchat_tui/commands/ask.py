@@ -338,14 +338,15 @@ def _ended_text(text: str) -> str:
 
 
 def _compare_text(turns: Sequence[Turn], kept: int | None, the_race: Race) -> str:
-    """Each column's answer under a Markdown heading (``## fast · llama-3.3-70b``, ``(kept)`` on the kept
-    one), a column without one saying why, then the ranking as a preformatted block; redacted."""
+    """Each column's answer under its label, a rule and a bold line (``---`` then ``**fast · llama-3.3-70b**``,
+    ``(kept)`` on the kept one): no heading level, so the replies' own ``##`` headings stay apart from it. A column
+    without an answer says why; then the ranking as a preformatted block, under a label of its own; redacted."""
     from fastchat_tui.keys import redact
 
     parts: list[str] = []
     for column, turn in enumerate(turns):
         source, model = _where(the_race, column)
-        parts.append(f"## {source} · {model or '-'}{' (kept)' if column == kept else ''}\n\n")
+        parts.append(f"---\n\n**{source} · {model or '-'}{' (kept)' if column == kept else ''}**\n\n")
         if turn.answered:
             parts.append(_ended_text(redact(turn.text)))
             if turn.end_note or turn.status != "complete":
@@ -354,7 +355,7 @@ def _compare_text(turns: Sequence[Turn], kept: int | None, the_race: Race) -> st
             why = turn.error.shown if turn.error else (turn.end_note or turn.status)
             parts.append(f"*(no answer: {redact(' '.join(why.split()))})*\n")
         parts.append("\n")
-    parts.append("## Ranking\n\n")
+    parts.append("---\n\n**Ranking**\n\n")
     parts.extend(f"    {line}\n" for line in the_race.ranking().lines())
     return "".join(parts)
 

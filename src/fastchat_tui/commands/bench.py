@@ -49,6 +49,7 @@ from fastchat_tui.commands.common import (
 from fastchat_tui.config import Config
 from fastchat_tui.dates import local_minute
 from fastchat_tui.inputs import InputError, argument
+from fastchat_tui.meter import milliseconds
 from fastchat_tui.store import BenchRow, StoreError, open_history
 
 
@@ -308,7 +309,7 @@ def render_history(rows: list[BenchRow]) -> str:
             row.source,
             row.model or "",
             str(row.concurrency),
-            "—" if row.ttft_s is None else f"{row.ttft_s * 1000:,.0f}",
+            "—" if row.ttft_s is None else milliseconds(row.ttft_s),
             "—" if row.decode_tps is None else f"{row.decode_tps:,.0f}",
             "—" if row.e2e_tps is None else f"{row.e2e_tps:,.0f}",
             "—" if row.aggregate_tps is None else f"{row.aggregate_tps:,.0f}",

@@ -34,8 +34,9 @@ from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
 from fastchat_tui.ui.palette import Palette
+from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.questions import ask
-from fastchat_tui.ui.reply_view import ReplyView
+from fastchat_tui.ui.reply_view import ReplyView, route_in_full
 from fastchat_tui.ui.screens.compare_picker import pick_label
 from fastchat_tui.ui.screens.first_run import FirstRunScreen
 from fastchat_tui.ui.screens.source_picker import Pick, SourcePicker
@@ -59,14 +60,17 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     TITLE = "fastchat"
     BINDINGS = [
         bind("app.cycle_source", "cycle_source", "Source"),
-        bind("app.cancel_reply", "cancel_reply", "Cancel", show=False),
+        bind("app.cancel_reply", "cancel_reply", "Cancel"),  # in the footer while a reply streams
         bind("app.interrupt", "interrupt", show=False, priority=True),  # ahead of the prompt's copy, while streaming
         bind("app.interrupt", "help_quit", show=False, system=True),  # Textual's own, which the line above would hide
         bind("app.retry", "retry", "Retry"),
         bind("app.chats", "chats", "Chats"),
         bind("app.compare", "compare", "Compare"),
+        bind("compare.next_column", "next_column", "Column"),
         bind("app.follow", "follow", "Follow", show=False),
         bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
+        bind("app.toggle_thinking", "no_thinking", show=False),  # the same key, while no reply has thinking
+        bind("app.route_reason", "route_reason", "Why", show=False),
         bind("app.page_up", "page_transcript(-1)", show=False, priority=True),
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
         bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
@@ -112,6 +116,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self.warmup = Warmup()
+        self._typed = ""
+        """The last prompt as the user gave it (before its template): put back in the box when it is not sent."""
         self._reply_worker: Worker[None] | None = None
         """The request streaming now (a reply, or a comparison): Esc cancels it, a signal waits for it."""
         self.compare: list[Pick] = []
@@ -140,7 +146,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.warmup.start()
         self._show_selection()
         for warning in [*self._theme_warnings, *self._startup_warnings]:
-            self.notify(warning, severity="warning", timeout=10)
+            self.notify(plain(warning), severity="warning", timeout=10)
         self._startup_warnings = []
         self.prompt_input.focus()
         self.call_after_refresh(tune_gc)
@@ -157,11 +163,11 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     def watch_theme(self, theme: str) -> None:
         """Remember a theme chosen while running (the command palette) for the next start."""
         if self.is_running and (problem := remember_theme(theme, self.config.theme)):
-            self.notify(problem, severity="warning", timeout=10)
+            self.notify(plain(problem), severity="warning", timeout=10)
 
     def _history_problem(self, message: str) -> None:
         if self.is_running:
-            self.notify(message, severity="warning", timeout=10)
+            self.notify(plain(message), severity="warning", timeout=10)
         else:
             self._startup_warnings.append(message)
 
@@ -212,15 +218,15 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self._show_selection()
         if told is not None:
             message, severity = told
-            self.notify(message, severity="error" if severity == "error" else "warning",
-                        timeout=20 if severity == "error" else 15)
+            self.notify(plain(message), severity="error" if severity == "error" else "warning",
+                        timeout=12 if severity == "error" else 10)
 
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         if self.streaming:
             cancel = shown_key(self, "app.cancel_reply")
             replies = f"Replies are still streaming: {cancel} cancels them." if self.compare_view else \
                 f"A reply is still streaming: {cancel} cancels it."
-            self.notify(replies, severity="warning")
+            self.notify(plain(replies), severity="warning")
             message.prompt_input.give_back(message.text)
             return
         self.send(message.text)
@@ -229,6 +235,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         """Send ``prompt`` in the current conversation (the transcript shows ``shown``, default: the prompt), put
         together with the chat's choices by the conversation; in compare mode, to every compared source at once."""
         self.comparisons.fold()
+        self._typed = prompt
         prompt, shown, options = self.conversation.assemble(prompt, shown, options)
         self.chat.add_user(shown)
         if self.compare:
@@ -238,7 +245,9 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             self._follow(self.conversation.send(prompt, options))
 
     def _follow(self, events: AsyncGenerator[ConversationEvent, None]) -> None:
-        """Render the conversation's events as they come, in the reply worker (Esc cancels it)."""
+        """Render the conversation's events as they come, in the reply worker (Esc cancels it). A prompt sent (or
+        sent again) while the transcript is scrolled up brings it back to the end: the new reply is what to see."""
+        self.chat.resume_following()
         self._reply_worker = self.run_worker(self._render(events), group="reply", exclusive=True)
 
     def _cancel_worker(self) -> None:
@@ -262,15 +271,22 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
                         view = self._start_compare(event)
                     elif isinstance(event, Notice):
                         if event.toast:
-                            self.notify(event.text, severity=event.severity, timeout=15)
+                            self.notify(plain(event.text), severity=event.severity, timeout=10)
                         else:
                             self.chat.add_notice(event.text, event.severity)
                     else:
-                        ask(self, event)
+                        ask(self, event, refused=self._give_back_prompt)
                         self.refresh_bindings()
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
         finally:
             reply.end()
+
+    def _give_back_prompt(self) -> None:
+        """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),
+        so the secret can be taken out and the rest sent."""
+        if self._typed and not self.prompt_input.text.startswith(self._typed):
+            self.prompt_input.give_back(self._typed)
+        self.prompt_input.focus()
 
     def action_cycle_source(self) -> None:
         """F2: the next source, each with its configured model."""
@@ -320,12 +336,32 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         """Ctrl+T: show or hide the thinking of the last reply (the one in view when scrolled up)."""
         self.chat.toggle_thinking()
 
+    def action_no_thinking(self) -> None:
+        """Ctrl+T while no reply has a thinking block: say so, rather than do nothing."""
+        self.notify("No reply here has thinking to show: the model sent none. The palette's Thinking: on asks "
+                    "for it, where the model can think.", timeout=5)
+
+    def action_route_reason(self) -> None:
+        """Ctrl+L: where the last prompt went and why, in full, in the transcript (the reply's header line and the
+        status bar cut it to their width)."""
+        turn = self.conversation.last_turn
+        if turn is None or turn.source is None:
+            self.notify("No prompt has been sent yet: each reply's header says where it went and why.", timeout=4)
+            return
+        self.chat.add_notice(route_in_full(turn))
+        self.chat.resume_following()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "toggle_thinking":
-            return self.chat.has_thinking  # shown in the footer once a reply has a thinking block
+        if action in ("toggle_thinking", "no_thinking"):  # Ctrl+T: in the footer once a reply has a thinking block
+            return self.chat.has_thinking == (action == "toggle_thinking")
+        if action == "cancel_reply":  # Esc: in the footer while a reply streams; else it goes on to the screen
+            return self.streaming
         if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim
             conversation = self.conversation
             return True if conversation.retryable() or conversation.retryable_comparison() else None
+        if action == "next_column":  # only while a comparison shows one column at a time
+            view = self.compare_view
+            return view is not None and view.single
         if action == "interrupt":  # else Ctrl+C goes on to the prompt's copy, or Textual's "press Ctrl+Q to quit"
             return self.streaming and len(self.screen_stack) == 1
         return True

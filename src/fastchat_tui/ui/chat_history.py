@@ -16,6 +16,7 @@ from fastchat_tui.session import Session
 from fastchat_tui.ui.chat_log import ChatLog, PastMessage
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import shown_key
+from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
@@ -67,7 +68,7 @@ class ChatHistory(Base):
             chat_id = chat_id if chat_id is not None else self.conversation.latest_chat()
         except LookupError:
             self.notify("History is not being kept, so there is no saved chat to continue: this is a new chat.",
-                        severity="error", timeout=15)
+                        severity="error", timeout=12)
             return
         if chat_id is None:
             self.notify("There is no saved chat to continue yet: this is a new one.", timeout=10)
@@ -75,8 +76,8 @@ class ChatHistory(Base):
         try:
             self.open_chat(chat_id)
         except (StoreError, LookupError) as exc:
-            self.notify(f"Chat {chat_id} could not be opened ({exc}): this is a new chat. "
-                        f"{shown_key(self, 'app.chats')} lists the saved ones.", severity="error", timeout=15)
+            self.notify(plain(f"Chat {chat_id} could not be opened ({exc}): this is a new chat. "
+                              f"{shown_key(self, 'app.chats')} lists the saved ones."), severity="error", timeout=12)
 
     def open_chat(self, chat_id: int, message_id: int | None = None) -> None:
         """Show a saved chat, with each reply's meter line, how it ended and its reasoning (collapsed), and

@@ -20,6 +20,7 @@ from fastchat_tui.sources.base import Probe
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import shown_key
+from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.screens.compare_picker import ComparePicker, pick_label
 from fastchat_tui.ui.screens.source_picker import Pick
 from fastchat_tui.ui.widgets.status_bar import StatusBar
@@ -68,16 +69,21 @@ class CompareMode(Base):
         self.push_screen(ComparePicker(self.config, self.probes, self._compared, cached=self.catalog.cached,
                                        listing=self._listing), chosen)
 
+    def action_next_column(self) -> None:
+        """F5: a comparison too low for all its columns shows the next one."""
+        if (view := self.compare_view) is not None:
+            view.next_column()
+
     def set_compare(self, picks: Sequence[Pick]) -> None:
         """Send each following prompt to every one of ``picks`` at once, until switched off (``[]``)."""
         self.compare = list(picks)
         self._show_selection(route="")
         if picks:
             self._compared = list(picks)
-            self.notify(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
-                        f"{shown_key(self, 'app.compare')} switches it off.", timeout=6)
+            self.notify(plain(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
+                              f"{shown_key(self, 'app.compare')} switches it off."), timeout=6)
         else:
-            self.notify(f"Compare mode off: prompts go to {self.selection.label()} again.", timeout=4)
+            self.notify(plain(f"Compare mode off: prompts go to {self.selection.label()} again."), timeout=4)
 
     def _start_compare(self, event: Compared) -> CompareView:
         """Show a comparison in place of the one before (folded into the transcript), after its ``notes``."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
+from textwrap import shorten
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
@@ -16,6 +17,7 @@ from fastchat_tui.config import Config
 from fastchat_tui.conversation import THINKING, Conversation
 from fastchat_tui.ui.chat_log import ChatLog
 from fastchat_tui.ui.key_hints import shown_key
+from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.screens.bench import bench_command
 from fastchat_tui.ui.screens.compare_picker import pick_label
 from fastchat_tui.ui.screens.source_picker import Pick
@@ -46,14 +48,16 @@ class Palette(Base):
                             self.action_chats)
         now = ", ".join(map(pick_label, self.compare))
         compare = shown_key(self, "app.compare")
-        yield SystemCommand("Compare sources", f"Compare mode is on ({now}): switch it off ({compare})" if self.compare
-                            else f"Send each prompt to two to four sources at once, side by side ({compare})",
+        yield SystemCommand("Compare sources", plain(f"Compare mode is on ({now}): switch it off ({compare})")
+                            if self.compare else f"Send each prompt to two to four sources at once, side by side ({compare})",
                             self.action_compare)
         yield bench_command(self)
         template = self.conversation.template
         for name in self.config.templates:
             now = " (now)" if template is not None and template.name == name else ""
-            yield SystemCommand(f"Template: {name}{now}", "Send each prompt through this [templates] entry (as -t does)",
+            yield SystemCommand(plain(f"Template: {name}{now}"),
+                                plain(f"Send each prompt through [templates.{name}] (as -t does): "
+                                      f"{shorten(' '.join(self.config.templates[name].prompt.split()), 60)}"),
                                 partial(self.set_template, name))
         if template is not None:
             yield SystemCommand("Template: off", "Send prompts as typed", partial(self.set_template, None))
@@ -74,7 +78,8 @@ class Palette(Base):
     def set_template(self, name: str | None) -> None:
         """Send every following prompt through ``[templates.NAME]`` (``None``: as typed)."""
         self.conversation.template = self.config.templates[name] if name is not None else None
-        self.notify(f"Each prompt now goes through the template '{name}'." if name else "Prompts are sent as typed.")
+        self.status.show(template=name or "")
+        self.notify(plain(f"Each prompt now goes through the template '{name}'." if name else "Prompts are sent as typed."))
 
     def set_thinking(self, name: str) -> None:
         """Switch thinking for this chat's prompts (a key of :data:`THINKING`); the status bar shows it."""

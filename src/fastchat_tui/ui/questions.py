@@ -3,6 +3,7 @@ for :class:`NeedsConsent`. The dialog's result is the answer; the conversation a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
@@ -12,11 +13,16 @@ from fastchat_tui.ui.screens.confirm_sensitive import ConfirmSensitive
 from fastchat_tui.ui.screens.key_prompt import KeyPrompt
 
 
-def ask(app: App[Any], question: NeedsKey | NeedsConsent) -> None:
-    """Show the dialog that asks ``question``; its result answers it (cancelled: declined)."""
+def ask(app: App[Any], question: NeedsKey | NeedsConsent, refused: Callable[[], None] = lambda: None) -> None:
+    """Show the dialog that asks ``question``; its result answers it (cancelled: declined). ``refused`` runs when
+    the user does not send a sensitive prompt (the chat puts it back in the prompt, to take the secret out)."""
     if isinstance(question, NeedsConsent):
-        app.push_screen(ConfirmSensitive(question.source, list(question.findings)),
-                        lambda send: question.answer(bool(send)))
+        def answered(send: bool | None) -> None:
+            question.answer(bool(send))
+            if not send:
+                refused()
+
+        app.push_screen(ConfirmSensitive(question.source, list(question.findings)), answered)
         return
     prompt = KeyPrompt(question.source, rejected=question.rejected, status=question.status,
                        env_var=question.env_var, env_set=question.env_set,

@@ -19,6 +19,7 @@ from fastchat_tui.selection import Selection
 from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, TextDelta
 from fastchat_tui.turn import Turn
 from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
 
@@ -40,8 +41,16 @@ class ReplyView:
     def _entry(self) -> ReplyEntry:
         if self.entry is None:
             assert self.turn is not None
-            self.entry = self.chat.start_reply(f"{self.turn.source} · {self.turn.model}")
+            self.entry = self.chat.start_reply(self.header(self.turn))
         return self.entry
+
+    def header(self, turn: Turn) -> str:
+        """The reply's header line: its source and model, and in auto mode why the router chose them (the status
+        bar has room for a few words of it; :func:`route_in_full` says it all, on Ctrl+L)."""
+        where = f"{turn.source} · {turn.model}"
+        if self.selection.session.selected == "auto" and turn.route is not None and turn.route.reason:
+            return f"{where} · {turn.route.reason}"
+        return where
 
     def show(self, event: SessionEvent) -> None:
         if isinstance(event, TextDelta):
@@ -60,7 +69,7 @@ class ReplyView:
         elif isinstance(event, Routed):
             self.turn = event.turn
             for warning in event.turn.route.warnings if event.turn.route else ():
-                self.notify(warning, severity="warning", timeout=8)
+                self.notify(plain(warning), severity="warning", timeout=8)
         elif isinstance(event, Hedged):
             self.hedged = event  # said by the route line from the Attempt on
         elif isinstance(event, Preparing):
@@ -104,7 +113,7 @@ class ReplyView:
         note = turn.error.shown if turn.error else turn.end_note
         reading = turn.reading()
         if entry is None and status in ("truncated", "empty"):  # nothing streamed: still say how it ended
-            entry = self.chat.start_reply(f"{turn.source} · {turn.model}")
+            entry = self.chat.start_reply(self.header(turn))
         if entry is not None:
             if entry.has_thinking and reading is not None:
                 entry.show_thinking(ThinkingFigures.of(reading))
@@ -115,3 +124,15 @@ class ReplyView:
             self.chat.add_notice("cancelled before the first token", "warning")
         self.status.show(meter=summary(reading, status, turn.end_note) if reading else status)
         self.bindings()  # lights Ctrl+R Retry in the footer: the hint that covers nothing
+
+
+def route_in_full(turn: Turn) -> str:
+    """Where ``turn``'s prompt went and why, in full: ``→ fast · llama-3.3 · chat: plain chat (…)``, then where it
+    would have fallen back to and the router's warnings."""
+    route = turn.route
+    parts = [f"→ {turn.source} · {turn.model}" + (f" · {route.reason}" if route is not None and route.reason else "")]
+    if turn.fallback_from:
+        parts.append(f"after {turn.fallback_from} failed")
+    if route is not None and route.fallbacks:
+        parts.append("fallbacks: " + ", ".join(route.fallbacks))
+    return " · ".join([*parts, *(route.warnings if route is not None else ())])

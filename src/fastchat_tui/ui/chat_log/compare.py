@@ -4,7 +4,9 @@ Each column is a `ChatLog` holding one reply, so every column streams through th
 own fast path (finished blocks rendered once, the tail at most once per frame, only the lines on
 screen drawn), with a meter line of its own under it (TTFT, live rate, tokens; then the meter's
 summary and the cost). Narrower than `STACK_BELOW` cells, the columns are stacked, each named
-on its top border. A column draws no scrollbar: redrawn on every frame, four of them took most
+on its top border; lower than `STACKED_ROWS` rows a column, stacked columns would show a line or two
+each, so the view shows one column at a time (F5, ``compare.next_column``, shows the next) and keeps
+the ranking under it. A column draws no scrollbar: redrawn on every frame, four of them took most
 of the time of each screen update (the log's "not following" marker still says when one is
 scrolled up).
 
@@ -47,11 +49,16 @@ from fastchat_tui.ui.chat_log.entries import ReplyEntry, ReplyStatus, ThinkingFi
 from fastchat_tui.ui.chat_log.pacing import FrameClock
 from fastchat_tui.ui.chat_log.widget import ChatLog
 from fastchat_tui.ui.key_hints import bind, shown_key
+from fastchat_tui.ui.plain import plain
 
-__all__ = ["MAX_COLUMNS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable", "ranking_line"]
+__all__ = ["MAX_COLUMNS", "STACKED_ROWS", "STACK_BELOW", "CompareColumn", "CompareView", "MeterLine", "RankingTable",
+           "ranking_line"]
 
 STACK_BELOW = 100
 """Views narrower than this many cells stack their columns."""
+STACKED_ROWS = 8
+"""Stacked, a column needs this many rows (its border, some lines of its reply, its meter line): a view lower than
+this many a column shows one column at a time."""
 MAX_COLUMNS = 4
 KEPT_MARK = "✔ kept"
 WAITING = "waiting for first token…"
@@ -120,6 +127,7 @@ class CompareColumn(Vertical):
     def __init__(self, index: int, label: str) -> None:
         super().__init__(id=f"compare-column-{index + 1}", classes="-later" if index else None)
         self.index = index
+        self.label = label
         self.chat = ChatLog()
         self.meter = MeterLine()
         self.reply = ReplyEntry("")
@@ -133,8 +141,9 @@ class CompareColumn(Vertical):
     def start(self, label: str) -> None:
         """Show a new reply, from ``label`` (``source · model``), in place of the column's last one."""
         self.release()
+        self.label = label
         # On the top border of a stacked column, whose reply's own label soon scrolls out of its few lines.
-        self.border_title = f"{self.index + 1} · {label}"
+        self.border_title = plain(f"{self.index + 1} · {label}")
         self.reply = self.chat.start_reply(f"{self.index + 1} · {label}")
         self.meter.show(WAITING)
         self.ended = False
@@ -262,6 +271,8 @@ class CompareView(Widget):
         border-top: hkey $panel-lighten-2; border-title-color: $text-primary; border-title-style: bold;
     }
     CompareView.-stacked CompareColumn.-later { border-left: none; }
+    CompareView.-single CompareColumn { display: none; }
+    CompareView.-single CompareColumn.-shown { display: block; }
     """
 
     class Kept(Message):
@@ -307,6 +318,8 @@ class CompareView(Widget):
         self._gone = False
         self._shown = 0
         """How many comparisons the view has shown before this one: a late callback of one is not the next's."""
+        self.shown_column = 0
+        """The column on screen when the view shows one at a time (:attr:`single`)."""
 
     @classmethod
     def of(cls, race: Race, *, follow: bool = True, id: str | None = None, classes: str | None = None) -> CompareView:
@@ -344,6 +357,8 @@ class CompareView(Widget):
             added = [CompareColumn(index, label) for index, label in enumerate(labels) if index >= len(self.columns)]
             self.columns += added
             self.query_one("#compare-columns").mount_all(added)
+        self.shown_column = 0
+        self._lay_out()
         self.refresh_bindings()
         if self._follows:
             self.follow(race)
@@ -356,7 +371,37 @@ class CompareView(Widget):
         self.race = None
 
     def on_resize(self, event: events.Resize) -> None:
-        self.set_class(event.size.width < STACK_BELOW, "-stacked")
+        self._lay_out()
+
+    @property
+    def single(self) -> bool:
+        """Whether the view shows one column at a time (stacked, it is lower than `STACKED_ROWS` a column)."""
+        return self.has_class("-single")
+
+    def _lay_out(self) -> None:
+        """Side by side, stacked, or one column at a time, as the view's size allows; the columns' titles say which
+        column shows and the key to the next when one shows at a time."""
+        width, height = self.size
+        stacked = width < STACK_BELOW
+        single = stacked and len(self.columns) > 1 and height < STACKED_ROWS * len(self.columns)
+        changed = single != self.single
+        self.set_class(stacked, "-stacked")
+        self.set_class(single, "-single")
+        count = len(self.columns)
+        self.shown_column = min(self.shown_column, count - 1)
+        for column in self.columns:
+            column.set_class(column.index == self.shown_column, "-shown")
+            column.border_title = plain(f"{column.index + 1} · {column.label}")
+            if single:
+                column.border_title += (f" · {column.index + 1} of {count}, "
+                                        f"{shown_key(self.app, 'compare.next_column')} shows the next")
+        if changed:
+            self.app.refresh_bindings()  # the app's key to the next column shows in the footer only now
+
+    def next_column(self) -> None:
+        """Show the next column in place of this one (one column at a time), the first after the last."""
+        self.shown_column = (self.shown_column + 1) % len(self.columns)
+        self._lay_out()
 
     def on_unmount(self) -> None:
         """Removed: let go of the replies now. Widgets hold one another, so a removed view is freed only by the

@@ -39,6 +39,7 @@ from fastchat_tui.bench import (
 )
 from fastchat_tui.session import Session
 from fastchat_tui.ui.key_hints import bind, shown_key
+from fastchat_tui.ui.plain import plain
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -216,7 +217,7 @@ class BenchScreen(Screen[BenchResult | None]):
         self._generation = 0  # which start() the running worker belongs to
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), id="bench-title")
+        yield Static(plain(self._title()), id="bench-title")
         yield Static("", id="bench-status")
         yield ProgressBar(total=None, show_eta=False, id="bench-progress")
         with VerticalScroll(id="bench-body"):
@@ -299,7 +300,7 @@ class BenchScreen(Screen[BenchResult | None]):
         summaries = [result.summaries[name] for name in result.sources if name in result.summaries]
         self.sources = list(result.sources)
         self.repeat, self.max_tokens, self.concurrency = result.repeat, result.max_tokens, result.concurrency
-        self.query_one("#bench-title", Static).update(self._title())
+        self.query_one("#bench-title", Static).update(plain(self._title()))
         progress = self.query_one("#bench-progress", ProgressBar)
         steps = (result.repeat + 1) * len(result.sources)
         progress.update(total=steps, progress=steps)

@@ -30,6 +30,7 @@ from fastchat_tui.dates import local_minute
 from fastchat_tui.keymap import active_keys
 from fastchat_tui.store import ChatInfo, SearchHit, Store, StoreError
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
+from fastchat_tui.ui.plain import plain
 
 MARK = ("\x02", "\x03")
 
@@ -122,6 +123,10 @@ class ChatsScreen(ModalScreen[None]):
         self._chats: dict[int, ChatInfo] = {}
         self._armed_delete: int | None = None
         self._renaming: int | None = None
+        self._shown_for = ""
+        """The search whose hits the list shows (``""``: the list shows the chats)."""
+        self._open_for: str | None = None
+        """A search Enter was pressed in before its hits came: the first one opens when they do."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -156,6 +161,7 @@ class ChatsScreen(ModalScreen[None]):
             self._problem(exc)
             chats = []
         self._chats = {chat.id: chat for chat in chats}
+        self._shown_for = ""
         option_list = self.list
         option_list.clear_options()
         if not chats:
@@ -184,6 +190,7 @@ class ChatsScreen(ModalScreen[None]):
     def _show_hits(self, text: str, hits: Sequence[SearchHit]) -> None:
         if self.query_one("#chats-search", Input).value != text:
             return  # typed on since: a newer search is coming
+        self._shown_for = text
         option_list = self.list
         option_list.clear_options()
         if not hits:
@@ -191,6 +198,8 @@ class ChatsScreen(ModalScreen[None]):
             return
         option_list.add_options(Option(hit_label(hit), id=f"hit:{hit.chat_id}:{hit.message_id}") for hit in hits)
         option_list.highlighted = 0
+        if self._open_for == text:
+            self._open_selected()
 
     # -- reacting ----------------------------------------------------------------------------
 
@@ -225,6 +234,10 @@ class ChatsScreen(ModalScreen[None]):
 
     @on(OptionList.OptionSelected, "#chats-list")
     def _selected_option(self, event: OptionList.OptionSelected) -> None:
+        self._open_selected()
+
+    def _open_selected(self) -> None:
+        """Open the highlighted chat (or search hit) and close the list."""
         selected = self._selected()
         if selected is not None:
             self.app.post_message(self.Open(*selected))
@@ -232,7 +245,16 @@ class ChatsScreen(ModalScreen[None]):
 
     @on(Input.Submitted, "#chats-search")
     def _search_submitted(self, event: Input.Submitted) -> None:
-        self.list.focus()
+        """Enter in the search box opens the highlighted match (the first, unless Up/Down moved it); if the
+        search is still running, the first match once it comes; with nothing found it goes to the list."""
+        text = event.value if event.value.strip() else ""
+        if text != self._shown_for:
+            self._open_for = text
+            return
+        if self._selected() is None:
+            self.list.focus()
+            return
+        self._open_selected()
 
     def on_key(self, event: events.Key) -> None:
         focused = self.focused
@@ -331,6 +353,6 @@ class ChatsScreen(ModalScreen[None]):
                 self.list.highlighted = min(highlighted, self.list.option_count - 1)
 
     def _problem(self, exc: StoreError) -> None:
-        self.app.notify(exc.message, severity="error" if not exc.recovered else "warning", timeout=10)
+        self.app.notify(plain(exc.message), severity="error" if not exc.recovered else "warning", timeout=10)
         if exc.recovered:
             self._chats = {}

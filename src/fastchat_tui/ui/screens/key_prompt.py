@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from fastchat_tui.ui.key_hints import bind, shown_key
+from fastchat_tui.ui.plain import plain
 
 
 class KeyPrompt(ModalScreen[str | None]):
@@ -77,10 +78,10 @@ class KeyPrompt(ModalScreen[str | None]):
         elif self.env_var:
             where += f" (Or set {self.env_var} before starting fastchat: it is used before the OS keyring.)"
         with Vertical():
-            yield Label(f"'{self.source}' {why}", id="key-title")
-            yield Static(f"Paste the API key for '{self.source}'. {where}", id="key-help")
+            yield Label(plain(f"'{self.source}' {why}"), id="key-title")
+            yield Static(plain(f"Paste the API key for '{self.source}'. {where}"), id="key-help")
             if self.keyring_problem:
-                yield Static(self.keyring_problem, id="key-note")
+                yield Static(plain(self.keyring_problem), id="key-note")
             yield Input(placeholder="API key", password=True, id="key-input")
             yield Static("", id="key-error")
             with Horizontal():

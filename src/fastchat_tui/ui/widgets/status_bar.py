@@ -34,9 +34,10 @@ def fit_meter(meter: str, room: int) -> str:
 
 
 class StatusBar(Horizontal):
-    """One line: ``● local · llama3.2:latest[ · thinking off] → source · model · reason  note`` (cut with … when
-    narrow, the note first) and the meter, shrunk by :func:`fit_meter` when narrow. The thinking part shows only
-    when the chat overrides the source's setting; the note says why the model is not the configured one, or that
+    """One line: ``● local · llama3.2:latest[ · template explain][ · thinking off] → source · model · reason  note``
+    (cut with … when narrow, the note first) and the meter, shrunk by :func:`fit_meter` when narrow. The template
+    part shows while the chat sends each prompt through one; the thinking part only when the chat overrides the
+    source's setting; the note says why the model is not the configured one, or that
     the configured one is missing (``warn``: its requests will fail). In compare mode the bar names where the
     next prompt goes instead of the selected source: ``● compare: groq, local``."""
 
@@ -64,6 +65,8 @@ class StatusBar(Horizontal):
         self.selected = "auto"
         self.compare = ""
         """The sources compare mode sends each prompt to (``"groq, local"``); ``""``: compare mode is off."""
+        self.template = ""
+        """The template each prompt goes through (its name); ``""``: none."""
         self.think = ""
         self.route = ""
         self.note = ""
@@ -77,13 +80,15 @@ class StatusBar(Horizontal):
     def on_mount(self) -> None:
         self.show()
 
-    def show(self, *, selected: str | None = None, compare: str | None = None, think: str | None = None,
-             route: str | None = None, note: str | None = None, warn: bool | None = None,
+    def show(self, *, selected: str | None = None, compare: str | None = None, template: str | None = None,
+             think: str | None = None, route: str | None = None, note: str | None = None, warn: bool | None = None,
              meter: str | None = None) -> None:
-        """Change any part of the bar; the rest stays. ``think``: the chat's thinking setting ("" for none);
-        ``compare``: the sources of compare mode ("" when it is off)."""
+        """Change any part of the bar; the rest stays. ``template``: the chat's template ("" for none); ``think``:
+        the chat's thinking setting ("" for none); ``compare``: the sources of compare mode ("" when it is off)."""
         if selected is not None:
             self.selected = selected
+        if template is not None:
+            self.template = template
         if compare is not None:
             self.compare = compare
         if think is not None:
@@ -122,7 +127,8 @@ class StatusBar(Horizontal):
 
     @property
     def _think_text(self) -> str:
-        return f" · thinking {self.think}" if self.think else ""
+        return (f" · template {self.template}" if self.template else "") + (f" · thinking {self.think}" if self.think
+                                                                           else "")
 
     @property
     def _note_text(self) -> str:
