@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from fastchat_tui.config import Config
 from fastchat_tui.dates import month_range
+from fastchat_tui.keys import redact
 from fastchat_tui.routing import LatencyStats
 from fastchat_tui.store.db import Database, StoreError, default_path, reply_parts
 from fastchat_tui.store.export import markdown_lines
@@ -299,7 +300,7 @@ class Store(Database):
                 median(summary.stat("ttft_s")), median(summary.stat("decode_tps")),
                 median(summary.stat("e2e_tps")), median(summary.stat("total_s")),
                 median(summary.stat("output_tokens")), median(summary.aggregate_tps),
-                json.dumps(summary.as_dict()),
+                redact(json.dumps(summary.as_dict())),  # its warm-up error quotes the server
             )
             for name in result.sources if (summary := result.summaries.get(name)) is not None
         ]
