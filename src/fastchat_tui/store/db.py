@@ -8,7 +8,9 @@ The schema carries a version (``PRAGMA user_version``) and is brought up to date
 :data:`MIGRATIONS` when the file is opened.
 
 Damage, found on opening or by any later read or write, is repaired before anything is given
-up. The search index holds nothing the messages do not, so it is rebuilt in place first; if
+up. Any error opening the file is damage unless it tells of the file's circumstances (busy, full,
+read-only...), and so is a schema that parses but lacks what the migrations made, or a row whose
+value has another type than its column's. The search index holds nothing the messages do not, so it is rebuilt in place first; if
 more is damaged, every row that can still be read is copied into a fresh file
 (:mod:`fastchat_tui.store.repair`) and the damaged one is kept beside it as
 ``history.db.corrupt-<timestamp>``. Only a file of which nothing can be read is replaced by an
