@@ -168,3 +168,29 @@ def test_fastchat_history_and_ask_start_on_a_damaged_file(
     assert asked.stdout.startswith("the answer") and asked.stderr.count("kept as") == 0  # repaired once, for good
     shown = fastchat(env, "history", "search", "hello after the damage")
     assert shown.returncode == 0 and "hello after the damage" in shown.stdout
+
+
+async def test_the_tui_starts_on_a_damaged_file_and_saves_the_next_reply(
+        tmp_path: Path, pristine: tuple[bytes, dict[int, str], set[int], int], spawn_server,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastchat_tui.config import load
+    from fastchat_tui.ui.app import FastchatApp
+    from tests.helpers import until
+
+    data, titles, _, _ = pristine
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "history.db").write_bytes(schema_damage(data))
+    monkeypatch.setenv("FASTCHAT_DATA_DIR", str(folder))
+    server = spawn_server(OpenAIServer, default=Script(tokens=["the ", "answer"]))
+    app = FastchatApp(load(write_config(tmp_path, {"fast": {"kind": "openai", "base_url": server.url, "model": "m"}})),
+                      probe_on_start=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        (kept_as,) = moved_aside(folder)
+        notes = [str(note.message) for note in app._notifications]  # shown on mount, for 10 s
+        assert any(f"kept as {kept_as}" in note for note in notes), notes
+        await pilot.press(*"hello after the damage", "enter")
+        await until(pilot, lambda: app.conversation.last_turn is not None and not app.streaming)
+    with Store.open(folder / "history.db") as store:
+        assert store.warning is None
+        assert set(titles.values()) | {"hello after the damage"} == {chat.title for chat in store.chats()}
