@@ -31,7 +31,7 @@ about a fifth of the issue's, 500 writes leave few pages whole)."""
 
 
 def build(path: Path) -> None:
-    """A history of 8 chats of 2 turns and a bench-free meter history, checkpointed into the one file."""
+    """A history of 8 chats of 2 turns, with fixed times, checkpointed into the one file."""
     with Store.open(path) as store:
         recorder = store.recorder()
         for n in range(CHATS):
@@ -39,8 +39,13 @@ def build(path: Path) -> None:
             for t in range(2):
                 record(recorder, stored_turn(f"question {n}.{t} about topic{n}x " + "padding " * 20,
                                              f"answer {n}.{t} for topic{n}x " + "words " * 40))
-    conn = sqlite3.connect(path)
-    try:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:  # the same bytes on every run, so that a seed always makes the same damage
+        conn.execute("UPDATE chats SET created_at = 1.79e9 + id, updated_at = 1.79e9 + id")
+        conn.execute("UPDATE messages SET created_at = 1.79e9 + id")
+        conn.execute("UPDATE replies SET started_at = 1.79e9 + message_id, updated_at = 1.79e9 + message_id,"
+                     " ended_at = 1.79e9 + message_id, writer_pid = NULL")
+        conn.execute("VACUUM")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()

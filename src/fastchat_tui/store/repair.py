@@ -168,7 +168,10 @@ def _readable(old: sqlite3.Connection, table: str, columns: list[str], tally: Ta
     start = 1  # fastchat's rowids start at 1
     while True:
         try:
-            rows = old.execute(scan, (start,)).fetchall()
+            fetched = old.execute(scan, (start,)).fetchall()
+            rows = [row for row in fetched if row[0] >= start]  # a damaged tree can hand back rows already passed
+            if fetched and not rows:
+                raise sqlite3.DatabaseError("database disk image is malformed")
         except sqlite3.DatabaseError as exc:
             if not damaged(exc):
                 raise
@@ -179,7 +182,7 @@ def _readable(old: sqlite3.Connection, table: str, columns: list[str], tally: Ta
         if not rows:
             return
         tally.kept += len(rows)
-        start = rows[-1][0] + 1
+        start = max(row[0] for row in rows) + 1
         yield [row[1:] for row in rows]
 
 
