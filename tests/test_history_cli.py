@@ -180,3 +180,31 @@ def test_commands_run_as_a_process(chats: list[int], data_dir: Path) -> None:
     result = fastchat(child_env(PYTHONPATH=str(ROOT / "src")), "history", "--json")
     assert result.returncode == 0, result.stderr
     assert [c["id"] for c in json.loads(result.stdout)] == [chats[1], chats[0]]
+
+
+def test_usage_counts_only_requests_that_got_an_answer(tmp_path: Path, spawn_server) -> None:
+    """An unreachable source, or one that refuses the request, gave no reply: ``usage`` counted each as one
+    (issue 26, item 18). They are counted apart, as requests that got no answer."""
+    from tests.keys_helpers import KeyedServer
+    from tests.servers import OpenAIServer, Script, closed_port
+
+    answering = spawn_server(OpenAIServer, default=Script(tokens=["an ", "answer"]))
+    refusing = spawn_server(KeyedServer, key="never-this-one")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[sources.fast]\nkind = "openai"\nbase_url = "{answering.url}"\nmodel = "m"\n'
+        f'[sources.gone]\nkind = "openai"\nbase_url = "http://127.0.0.1:{closed_port()}/v1"\nmodel = "m"\n'
+        f'[sources.shut]\nkind = "openai"\nbase_url = "{refusing.url}"\nmodel = "m"\n', encoding="utf-8")
+    env = child_env(config, data=tmp_path / "data")
+    for name, code in (("fast", 0), ("gone", 1), ("gone", 1), ("shut", 1)):
+        assert fastchat(env, "ask", "-s", name, "hello").returncode == code
+
+    done = fastchat(env, "usage", "--json")
+    assert done.returncode == 0, done.stderr
+    usage = json.loads(done.stdout)
+    assert {row["source"]: (row["replies"], row["failed"]) for row in usage["sources"]} == {
+        "fast": (1, 0), "gone": (0, 2), "shut": (0, 1)}
+    assert (usage["total"]["replies"], usage["total"]["failed"]) == (1, 3)
+    lines = fastchat(env, "usage").stdout.splitlines()
+    assert [line.split()[:2] for line in lines[2:6]] == [["fast", "1"], ["gone", "0"], ["shut", "0"], ["total", "1"]]
+    assert lines[-1] == "not counted: 3 requests that got no answer (gone 2, shut 1)"

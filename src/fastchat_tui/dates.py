@@ -8,15 +8,29 @@ from __future__ import annotations
 
 from datetime import datetime
 
+UNKNOWN_MINUTE = "????-??-?? ??:??"
+"""What :func:`local_minute` shows of seconds no date has (a damaged history's), as wide as a date."""
+
 
 def local_minute(ts: float) -> str:
     """``2026-05-09 10:00``: epoch seconds as a local date and time to the minute."""
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    when = _local(ts)
+    return UNKNOWN_MINUTE if when is None else when.strftime("%Y-%m-%d %H:%M")
 
 
 def iso(ts: float | None) -> str | None:
-    """Epoch seconds as local ISO 8601 with its UTC offset, to the second; ``None`` stays ``None``."""
-    return None if ts is None else datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
+    """Epoch seconds as local ISO 8601 with its UTC offset, to the second; ``None`` stays ``None``, and so do
+    seconds no date has."""
+    when = None if ts is None else _local(ts)
+    return None if when is None else when.astimezone().isoformat(timespec="seconds")
+
+
+def _local(ts: float) -> datetime | None:
+    """``ts`` as a local datetime, or ``None`` if no date has it (out of range, or not a number)."""
+    try:
+        return datetime.fromtimestamp(ts)
+    except (OverflowError, OSError, ValueError, TypeError):
+        return None
 
 
 def month_key(ts: float | None = None) -> str:

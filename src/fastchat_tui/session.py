@@ -29,7 +29,7 @@ from fastchat_tui.attachment import Attachment
 from fastchat_tui.classify import DEFAULT_SETTINGS, find_sensitive, scanner_for
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Attempt, Fallback, Finished, Hedged, Progress, Retrying, Routed, SessionEvent
-from fastchat_tui.keys import lookup as keyring_then_env_key
+from fastchat_tui.keys import lookup as keyring_then_env_key, redact
 from fastchat_tui.meter import Meter, Reading
 from fastchat_tui.model_choice import ModelChoices, model_is_default, not_served, refuses_model, substitute
 from fastchat_tui.retries import retry_delay
@@ -735,6 +735,7 @@ class Session:
                         yield event
                 return
             except SourceError as error:
+                _redact(error)
                 if turn.streamed:
                     raise
                 if isinstance(error, NotRunning) and (stand_in := await self._stand_in(name, turn.model)):
@@ -866,3 +867,10 @@ class Session:
             await source.aclose()
         self._sources.clear()
         self._stand_ins.clear()
+
+
+def _redact(error: SourceError) -> None:
+    """A server may quote the key it was sent (or its first characters) in an error: the message is redacted
+    here, as the session first has it, so that no event, output or table gets it otherwise."""
+    error.message = redact(error.message)
+    error.args = (error.message,)

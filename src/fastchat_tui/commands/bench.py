@@ -49,6 +49,7 @@ from fastchat_tui.commands.common import (
 from fastchat_tui.config import Config
 from fastchat_tui.dates import local_minute
 from fastchat_tui.inputs import InputError, argument
+from fastchat_tui.keys import redact  # what a server echoes back (a key's prefix) stays here
 from fastchat_tui.meter import milliseconds
 from fastchat_tui.store import BenchRow, StoreError, open_history
 
@@ -159,9 +160,9 @@ def run(args: argparse.Namespace) -> int:
     if problem := keep_result(result, session, save=not args.no_save, on_problem=fail):
         fail(f"results not saved: {problem}")
     if args.json:
-        print(json.dumps(result.as_dict(), ensure_ascii=False))
+        print(redact(json.dumps(result.as_dict(), ensure_ascii=False)))
     else:
-        sys.stdout.write(render_table(result))
+        sys.stdout.write(redact(render_table(result)))
         sys.stdout.flush()
     return 1 if result.failed else 0
 
@@ -177,11 +178,11 @@ class _ProgressPrinter:
     def __call__(self, event: Progress) -> None:
         if not event.finished:
             if self.live:
-                self.stream.write("\r\x1b[K" + event.describe())
+                self.stream.write("\r\x1b[K" + redact(event.describe()))
                 self.stream.flush()
                 self.pending = True
             return
-        self.stream.write(("\r\x1b[K" if self.live else "") + event.describe() + "\n")
+        self.stream.write(("\r\x1b[K" if self.live else "") + redact(event.describe()) + "\n")
         self.stream.flush()
         self.pending = False
 
@@ -289,12 +290,12 @@ def show_history(args: argparse.Namespace, configured: list[str]) -> int:
     except StoreError as exc:
         raise CommandError(exc.message) from None
     if args.json:
-        print(json.dumps([row.as_dict() for row in rows], ensure_ascii=False))
+        print(redact(json.dumps([row.as_dict() for row in rows], ensure_ascii=False)))
         return 0
     if not rows:
         print("no bench results saved yet: run `fastchat bench`", file=sys.stderr)
         return 0
-    sys.stdout.write(render_history(rows))
+    sys.stdout.write(redact(render_history(rows)))
     return 0
 
 

@@ -15,7 +15,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "usage", help="tokens and cost per source for a month",
         description="Replies, tokens and cost per source for one month (local time), as the router's budgets count "
-                    "them. Token counts marked ~ include estimates (the source did not report exact counts).")
+                    "them. A request that got no answer (refused, unreachable) is not a reply: it is counted apart. "
+                    "Token counts marked ~ include estimates (the source did not report exact counts).")
     parser.add_argument("--month", metavar="YYYY-MM", help="the month to sum (default: this month)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=run)
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         estimated_output_tokens=sum(row.estimated_output_tokens for row in rows),
         cost_usd=sum(row.cost_usd for row in rows),
         priced_replies=sum(row.priced_replies for row in rows),
+        failed=sum(row.failed for row in rows),
     )
     if args.json:
         sums = {name: value for name, value in total.as_dict().items() if name != "source"}
@@ -56,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"Usage for {month}")
     for line in table:
         print("  ".join([line[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(line[1:], widths[1:])]))
+    if total.failed:
+        each = ", ".join(f"{row.source} {row.failed:,}" for row in rows if row.failed)
+        print(f"not counted: {total.failed:,} {'request' if total.failed == 1 else 'requests'} that got no answer ({each})")
     if total.estimated_output_tokens:
         print("~ includes estimated token counts")
     return 0

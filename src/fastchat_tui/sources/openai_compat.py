@@ -49,6 +49,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from fastchat_tui.keys import redact
 from fastchat_tui.presets import PRESETS
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
@@ -495,9 +496,8 @@ class OpenAISource:
         return self._protocol_error(what, data, chars, chunks, thought)
 
     def _redact(self, text: str) -> str:
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
-        return text
+        """What the server said, without this source's key or a piece of it (:func:`fastchat_tui.keys.redact`)."""
+        return redact(text, [self._api_key] if self._api_key else None)
 
     # -- probe -----------------------------------------------------------------------
 

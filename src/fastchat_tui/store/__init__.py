@@ -1,6 +1,7 @@
 """The history store: chats, replies and their meter figures, and bench results, in one SQLite file.
 
-``db`` opens the file, migrates and recovers it; ``models`` are the rows handed out;
+``db`` opens the file, migrates and recovers it (``connection`` makes any damage an SQLite error, ``repair``
+salvages the rows); ``models`` are the rows handed out;
 ``history`` holds :class:`Store` and its queries; ``recorder`` saves a session's turns as
 they stream (several replies to one prompt as its alternatives); ``export`` writes a chat as
 Markdown; ``ledger`` is the router's view of spend and speed. Everything outside this package goes through the names below.

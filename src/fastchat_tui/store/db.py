@@ -8,7 +8,9 @@ The schema carries a version (``PRAGMA user_version``) and is brought up to date
 :data:`MIGRATIONS` when the file is opened.
 
 Damage, found on opening or by any later read or write, is repaired before anything is given
-up. The search index holds nothing the messages do not, so it is rebuilt in place first; if
+up. Any error opening the file is damage unless it tells of the file's circumstances (busy, full,
+read-only...), and so is a schema that parses but lacks what the migrations made, or a row whose
+value has another type than its column's. The search index holds nothing the messages do not, so it is rebuilt in place first; if
 more is damaged, every row that can still be read is copied into a fresh file
 (:mod:`fastchat_tui.store.repair`) and the damaged one is kept beside it as
 ``history.db.corrupt-<timestamp>``. Only a file of which nothing can be read is replaced by an
@@ -28,18 +30,21 @@ its text, joining the parts it was saved in.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Self, TypeVar
 
 from fastchat_tui.config import data_dir
-from fastchat_tui.store.repair import Salvage, damaged, salvage
+from fastchat_tui.store.connection import connect, damage_error
+from fastchat_tui.store.repair import TABLES, Salvage, damaged, salvage
 
 DB_NAME = "history.db"
 SCHEMA_VERSION = 7
@@ -49,6 +54,10 @@ INTERRUPTED = "interrupted"
 INTERRUPTED_MESSAGE = "fastchat stopped while this reply was streaming; the text saved until then is kept"
 
 _SQLITE_ERROR, _SQLITE_READONLY, _SQLITE_FULL, _SQLITE_CANTOPEN = 1, 8, 13, 14
+_CIRCUMSTANCES = frozenset({3, 5, 6, 7, _SQLITE_READONLY, 9, 10, _SQLITE_FULL, _SQLITE_CANTOPEN, 23})
+"""SQLite's error codes that tell of the file's circumstances, not its content: no permission, busy, locked, no
+memory, read-only, interrupted, I/O error, full disk, cannot open, not authorized. Any other error opening the
+file comes from what it holds, so the file is repaired; for these, moving it aside would not help."""
 
 T = TypeVar("T")
 
@@ -248,13 +257,13 @@ class Database:
                 raise StoreError(f"cannot read the history database {path}: {exc}") from None
         try:
             return cls(path, _connect(path))
-        except sqlite3.DatabaseError as exc:
-            if _damage(exc, path):
-                warning = _repair(path, exc)
-            elif _unopenable(path, exc):
+        except sqlite3.Error as exc:
+            if _unopenable(path, exc):
                 warning = _replace(path, exc)
-            else:
+            elif _code(exc) in _CIRCUMSTANCES:
                 raise StoreError(_problem(path, exc, f"cannot open the history database {path}: {exc}")) from None
+            else:  # anything else an open runs into is in the file: it is damaged
+                warning = _repair(path, exc)
         try:
             return cls(path, _connect(path), warning)
         except sqlite3.Error as exc:
@@ -283,10 +292,14 @@ class Database:
             except sqlite3.DatabaseError as exc:
                 if not _damage(exc, self._conn):
                     raise StoreError(_problem(self.path, exc)) from None
-                if self.read_only:
-                    raise StoreError(f"the history database {self.path} is damaged ({exc}) and cannot be repaired "
-                                     "while it is read-only") from None
                 found = exc
+            except (TypeError, ValueError) as exc:  # a row the models cannot take: damaged, if a value has another type
+                if not _mistyped(self._conn):
+                    raise
+                found = damage_error(f"database disk image is malformed (a value of another type than its column's: {exc})")
+            if self.read_only:
+                raise StoreError(f"the history database {self.path} is damaged ({found}) and cannot be repaired "
+                                 "while it is read-only")
             self._tell(self._recover(found))
             try:
                 return body(self._conn)
@@ -382,13 +395,14 @@ def _writable(path: Path) -> bool:
 def _connect(path: Path) -> sqlite3.Connection:
     """Open ``path``, set it up for two processes, and bring its schema up to date."""
     _private_file(path)
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    conn = connect(path, timeout=BUSY_TIMEOUT_S)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         _wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path)
+        _check_schema(conn)
         try:
             _repair_interrupted(conn)
         except sqlite3.OperationalError as exc:  # a full disk: the replies are read as they are, and marked later
@@ -402,7 +416,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def _in_memory() -> sqlite3.Connection:
     """An empty history in memory, for a session that can keep none on disk."""
-    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    conn = connect(":memory:")
     _migrate(conn, Path(":memory:"))
     return conn
 
@@ -412,8 +426,7 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     index beside it, else as a file nothing changes (no process can be writing it then)."""
     base = "file:" + urllib.parse.quote(str(path.resolve()))
     for query in ("mode=ro", "mode=ro&immutable=1"):
-        conn = sqlite3.connect(f"{base}?{query}", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
+        conn = connect(f"{base}?{query}", uri=True, timeout=BUSY_TIMEOUT_S)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -464,6 +477,54 @@ def _migrate(conn: sqlite3.Connection, path: Path, upto: int = SCHEMA_VERSION) -
     except BaseException:
         _rollback(conn)
         raise
+
+
+def _check_schema(conn: sqlite3.Connection) -> None:
+    """Raise SQLite's damage error if a table lacks a column or a link, or a trigger differs, from what the
+    migrations make: a damaged schema can still parse, and then fails every query that names what it lost."""
+    want, have = _schema(), _shape(conn)
+    for table, (columns, links) in want.tables.items():
+        if not columns <= have.tables[table][0] or links != have.tables[table][1]:
+            raise damage_error(f"malformed database schema ({table})")
+    if want.triggers != have.triggers:
+        raise damage_error("malformed database schema (the search index's triggers)")
+
+
+def _mistyped(conn: sqlite3.Connection) -> bool:
+    """Whether a row holds a value of another type than its column's (damage SQLite's own checks do not see)."""
+    for table, (columns, _) in _schema().tables.items():
+        odd = " OR ".join(f"typeof({name}) NOT IN ('null', '{str(kind).lower()}')" for name, kind, *_ in columns)
+        if conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table} WHERE {odd})").fetchone()[0]:
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    tables: dict[str, tuple[frozenset[tuple[object, ...]], frozenset[tuple[object, ...]]]]
+    """Each table that holds data: its columns (name, declared type, not null, default, key) and its links."""
+    triggers: dict[str, str]
+    """Each trigger's SQL, its spacing made one space."""
+
+
+def _shape(conn: sqlite3.Connection) -> _Shape:
+    tables = {
+        table: (frozenset(tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info({table})")),
+                frozenset(tuple(row[2:]) for row in conn.execute(f"PRAGMA foreign_key_list({table})")))
+        for table in TABLES
+    }
+    triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    return _Shape(tables, {name: " ".join(sql.split()) for name, sql in triggers})  # as written, up to its spacing
+
+
+@functools.cache
+def _schema() -> _Shape:
+    """The schema's shape as the migrations make it."""
+    conn = _in_memory()
+    try:
+        return _shape(conn)
+    finally:
+        conn.close()
 
 
 def _newer(path: Path, version: int) -> str:
@@ -545,7 +606,7 @@ def _damage(exc: BaseException, where: sqlite3.Connection | Path) -> bool:
     if isinstance(where, sqlite3.Connection):
         return _search_index_broken(where)
     try:
-        conn = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        conn = connect(where, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error:
         return False
     try:
@@ -585,7 +646,7 @@ def _problem(path: Path, exc: BaseException, otherwise: str | None = None) -> st
     return otherwise or f"history: {exc}"
 
 
-def _unopenable(path: Path, exc: sqlite3.DatabaseError) -> bool:
+def _unopenable(path: Path, exc: sqlite3.Error) -> bool:
     """Something SQLite cannot open at all is at ``path`` (a folder, a file it may not read)."""
     return path.exists() and (_code(exc) == _SQLITE_CANTOPEN or not os.access(path, os.R_OK))
 
@@ -614,7 +675,7 @@ def _rebuild_search(path: Path) -> bool:
     """Rebuild the search index in place (made again if its own pages are unreadable); ``True`` if the file
     is then sound, so the damage was the index's alone."""
     try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        conn = connect(path, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error:
         return False
     try:
@@ -631,9 +692,11 @@ def _rebuild_search(path: Path) -> bool:
             conn.execute("DROP TABLE IF EXISTS messages_fts")
             for statement in _statements(SEARCH_INDEX.replace("{tokenizer}", _new_tokenizer())):
                 conn.execute(statement)
+        conn.execute("REINDEX")  # the other indexes too: each is made again from its table's rows
         conn.execute("COMMIT")
         conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')")
-        return conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+        _check_schema(conn)
+        return conn.execute("PRAGMA quick_check").fetchall() == [("ok",)] and not _mistyped(conn)
     except sqlite3.Error:
         _rollback(conn)
         return False
@@ -644,12 +707,14 @@ def _rebuild_search(path: Path) -> bool:
 def _salvage(damaged_file: Path, path: Path) -> Salvage | None:
     """Copy what can be read of ``damaged_file`` into a new history at ``path``; ``None`` if nothing can."""
     try:
-        old = sqlite3.connect("file:" + urllib.parse.quote(str(damaged_file.resolve())) + "?mode=ro", uri=True,
-                              isolation_level=None)
+        old = connect("file:" + urllib.parse.quote(str(damaged_file.resolve())) + "?mode=ro", uri=True)
     except sqlite3.Error:
         return None
     try:
         try:
+            # a schema entry that no longer parses (a damaged index's SQL) is skipped, not fatal: the tables whose
+            # own entries are sound can still be read. The file is open read-only, so nothing is written.
+            old.execute("PRAGMA writable_schema = ON")
             version = old.execute("PRAGMA user_version").fetchone()[0]
             old.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError:
@@ -657,7 +722,7 @@ def _salvage(damaged_file: Path, path: Path) -> Salvage | None:
         if not 0 < version <= SCHEMA_VERSION:
             return None
         _private_file(path)
-        new = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        new = connect(path, timeout=BUSY_TIMEOUT_S)
         try:
             _migrate(new, path, upto=version)  # the old file's schema: opening it migrates the rows as usual
             return salvage(old, new)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from fastchat_tui.config import Config
 from fastchat_tui.dates import month_range
+from fastchat_tui.keys import redact
 from fastchat_tui.routing import LatencyStats
 from fastchat_tui.store.db import Database, StoreError, default_path, reply_parts
 from fastchat_tui.store.export import markdown_lines
@@ -34,6 +35,9 @@ _BENCH_COLUMNS = (
     "bench_id, started_at, source, model, repeat, max_tokens, concurrency, requests, ok, failures,"
     " failure_kinds, tokens_exact, ttft_s, decode_tps, e2e_tps, total_s, output_tokens, aggregate_tps"
 )
+_ANSWERED = "(status IN ('complete', 'truncated', 'empty') OR ttft_s IS NOT NULL OR coalesce(output_tokens, 0) > 0)"
+"""A reply row the source answered: it ended normally (an empty answer too), or some of it arrived before it was cut
+or cancelled. A request refused, unreachable or stopped before its first token is not a reply."""
 _BENCH_INSERT = f"INSERT INTO bench_runs ({_BENCH_COLUMNS}, summary) VALUES ({', '.join(['?'] * 19)})"  # 18 + summary
 
 
@@ -255,12 +259,13 @@ class Store(Database):
     # -- usage and speed, for `fastchat usage` and the router -----------------------------
 
     def usage(self, month: str | None = None) -> list[SourceUsage]:
-        """Replies, tokens and cost per source for ``YYYY-MM`` (default: this month, local time)."""
+        """Replies (requests the source answered), the requests that got no answer, tokens and cost per source for
+        ``YYYY-MM`` (default: this month, local time)."""
         start, end = month_range(month)
         sql = (
-            "SELECT source, count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
+            f"SELECT source, sum({_ANSWERED}), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
             " coalesce(sum(CASE WHEN tokens_exact THEN 0 ELSE output_tokens END), 0),"
-            " coalesce(sum(cost_usd), 0.0), count(cost_usd)"
+            f" coalesce(sum(cost_usd), 0.0), count(cost_usd), sum(NOT {_ANSWERED})"
             " FROM replies WHERE source IS NOT NULL AND started_at >= ? AND started_at < ?"
             " GROUP BY source ORDER BY source"
         )
@@ -306,7 +311,7 @@ class Store(Database):
                 median(summary.stat("ttft_s")), median(summary.stat("decode_tps")),
                 median(summary.stat("e2e_tps")), median(summary.stat("total_s")),
                 median(summary.stat("output_tokens")), median(summary.aggregate_tps),
-                json.dumps(summary.as_dict()),
+                redact(json.dumps(summary.as_dict())),  # its warm-up error quotes the server
             )
             for name in result.sources if (summary := result.summaries.get(name)) is not None
         ]

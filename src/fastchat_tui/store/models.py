@@ -176,6 +176,8 @@ class SourceUsage:
     estimated_output_tokens: int
     cost_usd: float
     priced_replies: int
+    failed: int = 0
+    """Requests that got no answer (refused, unreachable, stopped before their first token): not replies."""
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}

@@ -100,9 +100,13 @@ def salvage(old: sqlite3.Connection, new: sqlite3.Connection) -> Salvage:
             if columns is None:
                 continue
             tally = result.tallies[table] = Tally()
-            insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
+            insert = f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
+            kinds = _kinds(new, table, columns)
             for rows in _readable(old, table, columns, tally):
-                new.executemany(insert, rows)
+                inserted = new.executemany(insert, [tuple(map(_as, kinds, row)) for row in rows]).rowcount
+                skipped = len(rows) - inserted  # rows damage left without a value they need
+                tally.kept -= skipped
+                tally.lost += skipped
         _count_unreadable_ends(new, result.tallies)
         result.recreated_chats = _mend_links(new)
         new.execute("COMMIT")
@@ -125,6 +129,31 @@ def _common_columns(old: sqlite3.Connection, new: sqlite3.Connection, table: str
     return [name for name in have if name in want] or None
 
 
+def _kinds(new: sqlite3.Connection, table: str, columns: list[str]) -> list[str]:
+    """The declared type (``TEXT``, ``INTEGER``, ``REAL``) of each of ``columns`` in the fresh file."""
+    declared = {row[1]: row[2].upper() for row in new.execute(f"PRAGMA table_info({table})").fetchall()}
+    return [declared[name] for name in columns]
+
+
+def _as(kind: str, value: object) -> object:
+    """``value`` as a ``kind`` column holds it: damage can give a row's field another type (a text as a blob, a
+    number as a text), which the rest of fastchat would trip on. What cannot be one becomes NULL (a row that
+    needs the value is then skipped)."""
+    if value is None:
+        return None
+    if kind == "TEXT":
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    if isinstance(value, bytes):
+        return None
+    if not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = int(value) if kind == "INTEGER" else float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if not isinstance(number, int) or -_LAST_ROWID - 1 <= number <= _LAST_ROWID else None
+
+
 def _readable(old: sqlite3.Connection, table: str, columns: list[str], tally: Tally) -> Iterator[list[tuple[object, ...]]]:
     """``table``'s readable rows in rowid order, a batch at a time, stepping over unreadable pages."""
     names = ", ".join(columns)
@@ -139,7 +168,10 @@ def _readable(old: sqlite3.Connection, table: str, columns: list[str], tally: Ta
     start = 1  # fastchat's rowids start at 1
     while True:
         try:
-            rows = old.execute(scan, (start,)).fetchall()
+            fetched = old.execute(scan, (start,)).fetchall()
+            rows = [row for row in fetched if row[0] >= start]  # a damaged tree can hand back rows already passed
+            if fetched and not rows:
+                raise sqlite3.DatabaseError("database disk image is malformed")
         except sqlite3.DatabaseError as exc:
             if not damaged(exc):
                 raise
@@ -150,7 +182,7 @@ def _readable(old: sqlite3.Connection, table: str, columns: list[str], tally: Ta
         if not rows:
             return
         tally.kept += len(rows)
-        start = rows[-1][0] + 1
+        start = max(row[0] for row in rows) + 1
         yield [row[1:] for row in rows]
 
 
