@@ -30,9 +30,6 @@ HUNKS = ("@@ -12,7 +12,8 @@ def load(path):\n     with open(path) as f:\n-      
          "+        data = json.loads(f.read())\n+        cache[path] = data\n     return data\n")
 
 
-STILL_MISSED = pytest.mark.xfail(strict=True, reason="the shipped model still calls it completion (issue 29 follow-up)")
-
-
 def held_out() -> list[dict]:
     with CORPUS.open(encoding="utf-8") as file:
         return [row for row in map(json.loads, file) if row["split"] == "test"]
@@ -61,19 +58,19 @@ def test_held_out_accuracy_has_a_floor_per_task() -> None:
         right[row["task"]][0] += task == row["task"]
         right[row["task"]][1] += 1
     overall = sum(ok for ok, _ in right.values()) / len(rows)
-    assert overall >= 0.87, right  # measured 0.91 (benchmarks/routing/evaluate.py)
+    assert overall >= 0.92, right  # measured 0.955 (benchmarks/routing/evaluate.py)
     for kind, (ok, total) in right.items():
-        assert ok / total >= 0.8, (kind, ok, total)
+        assert ok / total >= 0.88, (kind, ok, total)  # the lowest measured: completion 0.92
 
 
 @pytest.mark.parametrize(("prompt", "expected"), [
-    pytest.param(*("Build me a complete Flask REST API for a todo app…", "long"), marks=STILL_MISSED),
+    ("Build me a complete Flask REST API for a todo app…", "long"),
     ("Write a full Go program: concurrent web crawler…", "long"),
     ("Write comprehensive API reference docs…", "long"),
     ("write a detailed onboarding doc…", "long"),
     ("generate jest unit tests for every method in this class…\n\n" + "class Cart {\n  add(item) { this.items.push(item); }\n"
      "  total() { return this.items.reduce((a, i) => a + i.price, 0); }\n}\n", "long"),
-    pytest.param(*("Create a full Python module that converts Markdown to HTML", "long"), marks=STILL_MISSED),
+    ("Create a full Python module that converts Markdown to HTML", "long"),
     ("write a full module implementing a token bucket rate limiter", "long"),
     ("translate this whole document", "long"),
     ("帮我把这段 Go 代码写完\n" + GO_CUT, "completion"),
@@ -90,6 +87,16 @@ def test_held_out_accuracy_has_a_floor_per_task() -> None:
 def test_the_quoted_misses_route_to_their_task(prompt: str, expected: str) -> None:
     task, reason = classify(prompt)
     assert task == expected, reason
+
+
+def test_a_sentence_led_by_a_keyword_or_quoting_a_setting_reads_as_words() -> None:
+    assert not task_model.is_code("Create a full Python module that converts Markdown to HTML")
+    assert not task_model.is_code("update the docs for every endpoint, please")
+    assert task_model.is_code("import numpy as np") and task_model.is_code("from app import models, views, forms")
+    assert task_model.is_code("CREATE TABLE users (id int)") and task_model.is_code("for item in items:")
+    assert task_model.features("Create a full Python module that converts Markdown to HTML").dense[0] == 0.0  # code share
+    assert not task_model.is_code("Is CACHE_SIZE=512 enough for a small build server?")  # a question quoting a setting
+    assert task_model.is_code("    let n: u32 = s.trim().parse().ok()?")
 
 
 def test_the_reason_names_the_kind_its_cues_and_the_models_probability() -> None:

@@ -4,7 +4,8 @@ Each row: ``text``, ``task`` (chat, completion, long or review), ``language`` (t
 for a prompt with no words), ``reason`` (one line), ``group`` (the template it came from) and ``split``.
 The split is by group, and the snippets, topics, apps and functions are split the same way, so no test
 prompt shares its template or its pasted code with a training prompt. The misses quoted in issues 29 and 25
-are test rows, verbatim.
+are test rows, verbatim. The coverage phrasings (:data:`pieces.COVERAGE`) are training rows only, filled
+last from their own generator, so adding them leaves every other row, and so the held-out split, as it was.
 
 Usage: ``python benchmarks/routing/build_corpus.py`` (deterministic: the same pieces give the same file).
 """
@@ -18,7 +19,7 @@ import re
 import zlib
 from pathlib import Path
 
-from pieces import APPS, DATA, DOCS, FUNCS, QUOTED, TEMPLATES, TOPICS, TRACES
+from pieces import APPS, COVERAGE, DATA, DOCS, FUNCS, QUOTED, TEMPLATES, TOPICS, TRACES
 from snippets import SNIPPETS, cut
 
 HERE = Path(__file__).parent
@@ -153,6 +154,19 @@ def rows() -> list[dict]:
         text = f"{marks[0]}{chr(10).join(lines[:half])}\n{marks[1]}\n{chr(10).join(lines[half + 1:])}{marks[2]}"
         out.append({"text": text, "task": "completion", "language": "code", "reason": "fill-in-the-middle markers",
                     "group": f"fim:{index}", "split": "test" if is_test(f"fim:{index}") else "train"})
+    # Coverage phrasings: trained on, filled from the training pieces by their own generator, so the rows
+    # above (and the held-out split among them) are the same with or without them.
+    cover = random.Random(2929)
+    held = {row["text"] for row in out if row["split"] == "test"}
+    for lang, templates in COVERAGE.items():
+        for index, (task, reason, template) in enumerate(templates):
+            for _ in range(FILLS):
+                text = fill(template, cover, train_pieces, lang)
+                if text in seen or text in held:
+                    continue
+                seen.add(text)
+                out.append({"text": text, "task": task, "language": lang, "reason": reason, "group": f"{lang}+:{index}",
+                            "split": "train"})
     return out
 
 

@@ -744,3 +744,197 @@ EN += [
 ES += [("long", "asks to translate a whole document", "traduce todo el documento al alemán")]
 DE += [("long", "asks to translate a whole document", "übersetze das komplette Handbuch ins Französische")]
 TEMPLATES = {"en": EN, "zh": ZH, "ja": JA, "ko": KO, "es": ES, "pt": PT, "de": DE, "fr": FR, "ru": RU}
+
+# Coverage phrasings, all trained on (their own rows, after the held-out ones, so the test split stays as it was):
+# whole programs, modules and APIs asked with and without a framework or language named, READMEs and docs for
+# a named tool, and "explain in detail" in every language — set against the short asks they differ from.
+FRAMEWORKS = ["Django", "FastAPI", "Express", "Spring Boot", "Rails", "Gin", "Axum", "Laravel", "NestJS", "Sinatra"]
+COVERAGE: dict[str, list[T]] = {
+    "en": [
+        *[("long", "asks for a full program", f"build a complete {fw} REST API for {{app}} with auth, models and tests")
+          for fw in FRAMEWORKS[:5]],
+        *[("long", "asks for a full program", f"I need a whole {fw} backend for {{app}}, every endpoint and the database schema")
+          for fw in FRAMEWORKS[5:]],
+        ("long", "asks for a full program", "make me a complete web API for {app}: endpoints, storage, validation, docs"),
+        ("long", "asks for a full program", "Build the complete backend service for {app}, not a sketch: all of it"),
+        ("long", "asks for a full program", "code up {app} from scratch as a full {plang} project"),
+        ("long", "asks for a full program", "Implement a complete CRUD REST service for {app}"),
+        ("long", "asks for a full module", "Create a complete {plang} module for {app}, with tests and docstrings"),
+        ("long", "asks for a full module", "create a full library that implements {topic}, every public function documented"),
+        ("long", "asks for a full module", "Create an entire {plang} package that handles {topic}"),
+        ("long", "asks for a full module", "Create a whole Rust crate that converts YAML to TOML"),
+        ("long", "asks for a full module", "create a full TypeScript module that parses and validates config files"),
+        ("long", "asks for a full module", "Generate a complete Go package implementing {topic}, with examples"),
+        ("long", "asks for documentation", "Write a README for my {plang} library that handles {topic}"),
+        ("long", "asks for documentation", "write a README for my command-line tool that resizes images in bulk"),
+        ("long", "asks for documentation", "Write the README for my app that syncs calendars between Google and Outlook"),
+        ("long", "asks for documentation", "write a README.md for this repo: a Discord bot that posts build results"),
+        ("long", "asks for documentation", "Write a user guide for my CLI that converts JSON logs to CSV"),
+        ("long", "asks for documentation", "write the docs for our SDK: getting started, authentication, every method"),
+        ("long", "asks for documentation", "Write a CONTRIBUTING guide and a README for {app}"),
+        ("long", "asks for a long explanation", "Explain in detail how {topic} works"),
+        ("long", "asks for a long explanation", "explain {topic} in depth, with the internals"),
+        ("long", "asks for a long explanation", "Describe in detail the inner workings of {topic}"),
+        ("chat", "a short function", "write a small helper that {func}"),
+        ("chat", "a short ask", "what should I put in a README?"),
+        ("chat", "a concept question", "what is a README for?"),
+        ("chat", "a concept question", "explain {topic} in one paragraph"),
+        ("chat", "a how-to question", "how do I add a route to a Flask app?"),
+        ("chat", "a how-to question", "how do I structure a Python module with several files?"),
+        ("completion", "asks to finish the code", "complete this function\n{cut}"),
+        ("completion", "asks to finish the code", "complete the rest of this\n{cut}"),
+    ],
+    "zh": [
+        ("long", "asks for a full program", "用 Django 写一个完整的{app}后端，包括所有接口"),
+        ("long", "asks for a full module", "写一个完整的 Python 模块，把 CSV 转成 JSON"),
+        ("long", "asks for documentation", "给我的命令行工具写一份 README"),
+        ("long", "asks for a long explanation", "详细解释一下{topic}的工作原理"),
+        ("long", "asks for a long explanation", "请详细说明{topic}是怎么工作的"),
+        ("chat", "a concept question", "{topic}是什么意思？一句话就行"),
+    ],
+    "ja": [
+        ("long", "asks for a full program", "FastAPIで{app}のREST APIを完全に作ってください"),
+        ("long", "asks for a full module", "PythonでCSVをJSONに変換するモジュールを丸ごと書いて"),
+        ("long", "asks for documentation", "私のCLIツールのREADMEを書いてください"),
+        ("long", "asks for a long explanation", "{topic}の仕組みを詳しく説明してください"),
+        ("long", "asks for a long explanation", "{topic}について詳細に解説して"),
+        ("chat", "a concept question", "{topic}を一言で説明して"),
+    ],
+    "ko": [
+        ("long", "asks for a full program", "Express로 {app} REST API 전체를 만들어 줘"),
+        ("long", "asks for a full module", "CSV를 JSON으로 바꾸는 파이썬 모듈 전체를 작성해 줘"),
+        ("long", "asks for documentation", "내 CLI 도구의 README를 작성해 줘"),
+        ("long", "asks for a long explanation", "{topic}이 어떻게 동작하는지 자세히 설명해 줘"),
+        ("long", "asks for a long explanation", "{topic}의 원리를 상세하게 설명해 주세요"),
+        ("chat", "a concept question", "{topic}을 짧게 설명해 줘"),
+    ],
+    "es": [
+        ("long", "asks for a full program", "Crea una API REST completa en Django para {app}"),
+        ("long", "asks for a full module", "Crea un módulo completo de Python que convierta CSV a JSON"),
+        ("long", "asks for documentation", "Escribe un README para mi herramienta de línea de comandos"),
+        ("long", "asks for a long explanation", "Explica en detalle el funcionamiento de {topic}"),
+        ("long", "asks for a long explanation", "explícame en detalle cómo funciona {topic}"),
+        ("chat", "a concept question", "explica {topic} en una frase"),
+    ],
+    "pt": [
+        ("long", "asks for a full program", "Cria uma API REST completa em Express para {app}"),
+        ("long", "asks for a full module", "Crie um módulo Python completo que converta CSV em JSON"),
+        ("long", "asks for documentation", "Escreva um README para a minha ferramenta de linha de comando"),
+        ("long", "asks for a long explanation", "Explique em detalhe o funcionamento de {topic}"),
+        ("long", "asks for a long explanation", "explica detalhadamente como funciona {topic}"),
+        ("chat", "a concept question", "explica {topic} em uma frase"),
+    ],
+    "de": [
+        ("long", "asks for a full program", "Bau mir eine vollständige FastAPI-REST-API für {app}"),
+        ("long", "asks for a full module", "Erstelle ein komplettes Python-Modul, das CSV in JSON umwandelt"),
+        ("long", "asks for documentation", "Schreib eine README für mein Kommandozeilen-Tool"),
+        ("long", "asks for a long explanation", "Erkläre im Detail, wie {topic} funktioniert"),
+        ("long", "asks for a long explanation", "erklär ausführlich die Funktionsweise von {topic}"),
+        ("chat", "a concept question", "erklär {topic} in einem Satz"),
+    ],
+    "fr": [
+        ("long", "asks for a full program", "Crée une API REST complète en Django pour {app}"),
+        ("long", "asks for a full module", "Écris un module Python complet qui convertit du CSV en JSON"),
+        ("long", "asks for documentation", "Écris un README pour mon outil en ligne de commande"),
+        ("long", "asks for documentation", "rédige la documentation complète de mon application {app}"),
+        ("long", "asks for a long explanation", "Explique en détail comment fonctionne {topic}"),
+        ("long", "asks for a long explanation", "explique-moi en détail le principe de {topic}"),
+        ("long", "asks for a long explanation", "Décris en détail le fonctionnement de {topic}"),
+        ("chat", "a concept question", "explique {topic} en une phrase"),
+        ("chat", "a concept question", "c'est quoi {topic} ?"),
+    ],
+    "ru": [
+        ("long", "asks for a full program", "Сделай полноценный REST API на Django для {app}"),
+        ("long", "asks for a full module", "Напиши полный модуль на Python, который конвертирует CSV в JSON"),
+        ("long", "asks for documentation", "Напиши README для моей консольной утилиты"),
+        ("long", "asks for a long explanation", "Объясни в деталях, как работает {topic}"),
+        ("long", "asks for a long explanation", "подробно опиши принцип работы {topic}"),
+        ("chat", "a concept question", "объясни {topic} в одном предложении"),
+    ],
+}
+# The short asks and reviews that the long phrasings above must not pull along: "explain X briefly", small
+# talk, a list of names, a review asked in words, in every language.
+COVERAGE["en"] += [
+    ("chat", "a short ask", "list three tools for {topic}"),
+    ("chat", "a short ask", "recommend two libraries for {topic}"),
+    ("chat", "a short ask", "which library should I use for {topic}?"),
+    ("chat", "a short ask", "name a good book about {topic}"),
+    ("chat", "a concept question", "explain {topic} quickly, two sentences max"),
+    ("chat", "small talk", "thanks, works now"),
+    ("chat", "small talk", "great, thank you!"),
+    ("review", "asks for a code review", "critique this code, I have an interview tomorrow\n{code}"),
+    ("review", "asks for a code review", "look over my solution and tell me what's off\n{code}"),
+]
+COVERAGE["fr"] += [
+    ("chat", "a concept question", "explique-moi {topic} vite fait"),
+    ("chat", "a concept question", "explique {topic} simplement, en deux lignes"),
+    ("chat", "a short ask", "donne-moi deux bibliothèques pour {topic}"),
+    ("chat", "small talk", "merci, ça marche"),
+    ("chat", "small talk", "super, merci beaucoup !"),
+    ("review", "asks for a code review", "jette un œil à ce code, tu vois des problèmes ?\n{code}"),
+    ("review", "asks for a code review", "dis-moi ce qui ne va pas dans ce code\n{code}"),
+    ("review", "asks for a code review", "peux-tu relire mon code avant la PR ?\n{code}"),
+    ("review", "asks about a diff in words", "peux-tu relire ce diff ?\n{hunks}"),
+]
+COVERAGE["es"] += [
+    ("chat", "a concept question", "explícame {topic} rápido"),
+    ("chat", "a concept question", "explica {topic} brevemente"),
+    ("chat", "small talk", "gracias, ahora sí funciona"),
+    ("chat", "small talk", "¡genial, muchas gracias!"),
+    ("review", "asks for a code review", "mira este código y dime qué falla\n{code}"),
+]
+COVERAGE["pt"] += [
+    ("chat", "a concept question", "me explica {topic} rapidinho"),
+    ("chat", "small talk", "valeu, funcionou"),
+    ("review", "asks for a code review", "dá uma revisada nesse código\n{code}"),
+]
+COVERAGE["de"] += [
+    ("chat", "a concept question", "erklär {topic} kurz"),
+    ("chat", "small talk", "danke, läuft jetzt"),
+    ("review", "asks for a code review", "schau mal über den Code, passt das so?\n{code}"),
+    ("review", "asks for a code review", "kannst du den Code prüfen? Was stimmt nicht?\n{code}"),
+]
+COVERAGE["ru"] += [
+    ("chat", "a concept question", "объясни {topic} вкратце"),
+    ("chat", "small talk", "спасибо, всё работает"),
+    ("chat", "small talk", "отлично, спасибо!"),
+    ("review", "asks for a code review", "глянь этот код, что не так?\n{code}"),
+]
+COVERAGE["zh"] += [
+    ("chat", "a comparison question", "简单比较一下{topic}和其他做法"),
+    ("chat", "a comparison question", "{topic}和别的比，哪个好？一句话"),
+    ("chat", "small talk", "谢谢，搞定了"),
+    ("review", "asks for a code review", "帮我看看这段代码对不对\n{code}"),
+]
+COVERAGE["ja"] += [
+    ("chat", "a concept question", "{topic}をざっくり教えて"),
+    ("chat", "small talk", "助かりました、ありがとう"),
+    ("review", "asks for a code review", "このコードをレビューしてください\n{code}"),
+]
+COVERAGE["ko"] += [
+    ("chat", "a concept question", "{topic} 간단히 알려 줘"),
+    ("chat", "small talk", "고마워, 이제 돼"),
+    ("review", "asks for a code review", "이 코드 리뷰해 줘\n{code}"),
+]
+# A setting or an environment line asked about in words is a question, not code to continue; "please finish
+# this" said politely is still completion; and whole-file asks over pasted code stay long in Japanese and Chinese.
+COVERAGE["en"] += [
+    ("chat", "a question about a setting", "API_URL=http://localhost:8080 — should this go in .env or in the config?"),
+    ("chat", "a question about a setting", "export PATH=$HOME/bin:$PATH — why doesn't it stick after a reboot?"),
+    ("chat", "a question about a setting", "is LOG_LEVEL=debug too noisy for production?"),
+    ("chat", "a question about a setting", "PORT=3000 — can two apps share it?"),
+    ("chat", "a question about a setting", "Is CACHE_TTL=0 the same as no cache at all?"),
+    ("chat", "a question about a setting", "NODE_ENV=production in my Dockerfile, where else should I set it?"),
+]
+COVERAGE["ko"] += [
+    ("completion", "asks to finish the code", "이 코드를 완성해 주세요\n{cut}"),
+    ("completion", "asks to finish the code", "함수를 마저 작성해 주세요\n{cut}"),
+]
+COVERAGE["ja"] += [
+    ("long", "asks for documentation", "このコードの全関数にドキュメントコメントを付けてください\n{code}"),
+    ("long", "asks for a test suite", "このコードのテストを全部書いてください\n{code}"),
+]
+COVERAGE["zh"] += [
+    ("long", "asks for documentation", "给这段代码的每个函数写文档\n{code}"),
+    ("long", "asks for a test suite", "为这个模块写完整的测试用例\n{code}"),
+]

@@ -48,6 +48,10 @@ _CODE_START = re.compile(
 _CODE_SHAPE = re.compile(
     r"[;{}]\s*$|^\s*[)}\]]|=>|->|::|:=|\+=|-=|==|!=|&&|\|\||\w\([^()\n]{0,120}\)|^\s{2,}\S|^\t+\S|=\s*[\w\"'\[{(]"
 )
+_SENTENCE = re.compile(r"^\s*[A-Za-z][a-z]*(?:\s+[\w'’-]+[,.!?…]?){4,}\s*$")
+"""A line of five or more plain words: prose even when its first word is a keyword ("Create a full module…")."""
+_ASKED = re.compile(r"(?<![\w.=$])[A-Za-z]{2,}(?![\w(=.])")
+"""A plain word of a line; six of them before a closing question mark make it a question, whatever it quotes."""
 _ENDS_OPEN = re.compile(
     r"(?:[(\[{,=+\-*/%<>&|^!.:\\]|->|=>|\b(?:return|and|or|not|in|is|await|yield|new|else|then|do|let|const|var|def|fn|func"
     r"|SELECT|FROM|WHERE|AND|OR|JOIN|ON|SET|VALUES|BY|HAVING)|(?<!\w)\w{1,64}\s{0,8}\(\s{0,8}[\w, =]{0,200})$",
@@ -118,10 +122,18 @@ def bounded(text: str) -> str:
 
 
 def is_code(line: str) -> bool:
-    """Whether a line reads as code rather than words (CJK lines only with code punctuation)."""
+    """Whether a line reads as code rather than words.
+
+    CJK lines count only with code punctuation; a question of six plain words is words even when it quotes a
+    setting ("Is CACHE_SIZE=512 enough…?"), and so is a sentence of five led by a keyword ("Create a full module…").
+    """
     if _CJK.search(line) and not re.search(r"[;{}()=]", line):
         return False
-    return bool(_CODE_START.match(line) or _CODE_SHAPE.search(line))
+    if line.rstrip().endswith("?") and len(_ASKED.findall(line)) >= 6:
+        return False
+    if _CODE_SHAPE.search(line):
+        return True
+    return bool(_CODE_START.match(line)) and not (_SENTENCE.match(line) and " import " not in line)
 
 
 def _unbalanced(text: str) -> bool:
