@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.command import CommandList, CommandPalette
 from textual.content import Content
 from textual.selection import Selection as TextSelection
@@ -26,8 +27,10 @@ from tests.test_app import make_config, visible_text
 from tests.test_compare_mode import transcript
 from tests.test_confirm_sensitive import SECRET_PROMPT, config_for, refused_by_hand
 from tests.test_store import record, stored_turn
+from tests.test_tui_first_hour import burst
 
 SIZE = (80, 24)
+F3 = "\x1bOR"
 
 
 async def test_sending_while_scrolled_up_follows_again(tmp_path: Path, openai_server: OpenAIServer) -> None:
@@ -230,6 +233,22 @@ async def test_enter_in_the_chat_search_opens_the_first_match(tmp_path: Path) ->
         assert app.prompt_input.text == ""
         await until(pilot, lambda: "Borrowing rules" in transcript(app))
         assert "Tune SQLite WAL" not in transcript(app)
+
+
+@pytest.mark.parametrize("typed", ["ab", "/ab"])  # typing in the list searches, as does "/" first
+async def test_keys_typed_in_one_burst_behind_f3_go_to_the_chat_list(tmp_path: Path, typed: str) -> None:
+    """26.16: keys typed right behind F3 (one read from the terminal, as tmux send-keys or a fast typist sends
+    them) landed in the prompt behind the chat list."""
+    saved_chats()
+    local = SourceConfig("local", "ollama", "http://127.0.0.1:9", "test-model:latest", tags=["local"])
+    app = FastchatApp(Config(sources={"local": local}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        burst(app, F3 + typed)
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen) and app.screen.is_mounted
+                    and app.screen.query_one("#chats-search", Input).value == "ab")
+        await pilot.pause(0.1)
+        assert app.screen.query_one("#chats-search", Input).value == "ab"
+        assert app.prompt_input.text == ""
 
 
 async def test_a_warning_a_reply_disproves_leaves_the_status_bar(tmp_path: Path, spawn_server) -> None:
