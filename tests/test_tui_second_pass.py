@@ -291,3 +291,18 @@ async def test_ctrl_t_says_there_is_no_thinking_and_the_footer_shows_esc_while_s
         await until(pilot, lambda: not app.streaming)
         await pilot.pause()
         assert "escape" not in footer_keys(app)
+
+
+async def test_the_footer_shows_pageup_once_the_transcript_scrolls(tmp_path: Path, openai_server: OpenAIServer) -> None:
+    """26.19: the footer left out PageUp, the key that scrolls the transcript, once there is something to scroll."""
+    openai_server.push(Script(tokens=[f"line{i}\n\n" for i in range(40)]))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "pageup" not in footer_keys(app)
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app.conversation.last_turn is not None
+                    and app.conversation.last_turn.status == "complete")
+        await until(pilot, lambda: footer_keys(app).get("pageup") == "Scroll up")
+        await pilot.press("pageup")
+        await until(pilot, lambda: app.chat.scroll_y < app.chat.max_scroll_y)
