@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.command import CommandList, CommandPalette
 from textual.content import Content
 from textual.selection import Selection as TextSelection
@@ -26,8 +27,10 @@ from tests.test_app import make_config, visible_text
 from tests.test_compare_mode import transcript
 from tests.test_confirm_sensitive import SECRET_PROMPT, config_for, refused_by_hand
 from tests.test_store import record, stored_turn
+from tests.test_tui_first_hour import burst
 
 SIZE = (80, 24)
+F3 = "\x1bOR"
 
 
 async def test_sending_while_scrolled_up_follows_again(tmp_path: Path, openai_server: OpenAIServer) -> None:
@@ -232,6 +235,22 @@ async def test_enter_in_the_chat_search_opens_the_first_match(tmp_path: Path) ->
         assert "Tune SQLite WAL" not in transcript(app)
 
 
+@pytest.mark.parametrize("typed", ["ab", "/ab"])  # typing in the list searches, as does "/" first
+async def test_keys_typed_in_one_burst_behind_f3_go_to_the_chat_list(tmp_path: Path, typed: str) -> None:
+    """26.16: keys typed right behind F3 (one read from the terminal, as tmux send-keys or a fast typist sends
+    them) landed in the prompt behind the chat list."""
+    saved_chats()
+    local = SourceConfig("local", "ollama", "http://127.0.0.1:9", "test-model:latest", tags=["local"])
+    app = FastchatApp(Config(sources={"local": local}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        burst(app, F3 + typed)
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen) and app.screen.is_mounted
+                    and app.screen.query_one("#chats-search", Input).value == "ab")
+        await pilot.pause(0.1)
+        assert app.screen.query_one("#chats-search", Input).value == "ab"
+        assert app.prompt_input.text == ""
+
+
 async def test_a_warning_a_reply_disproves_leaves_the_status_bar(tmp_path: Path, spawn_server) -> None:
     """26.17: "flaky: … is not listed …, so its requests will fail" stayed in the status bar after replies from
     that source came back fine (its server lists models, but not every one it serves)."""
@@ -272,3 +291,18 @@ async def test_ctrl_t_says_there_is_no_thinking_and_the_footer_shows_esc_while_s
         await until(pilot, lambda: not app.streaming)
         await pilot.pause()
         assert "escape" not in footer_keys(app)
+
+
+async def test_the_footer_shows_pageup_once_the_transcript_scrolls(tmp_path: Path, openai_server: OpenAIServer) -> None:
+    """26.19: the footer left out PageUp, the key that scrolls the transcript, once there is something to scroll."""
+    openai_server.push(Script(tokens=[f"line{i}\n\n" for i in range(40)]))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "pageup" not in footer_keys(app)
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app.conversation.last_turn is not None
+                    and app.conversation.last_turn.status == "complete")
+        await until(pilot, lambda: footer_keys(app).get("pageup") == "Scroll up")
+        await pilot.press("pageup")
+        await until(pilot, lambda: app.chat.scroll_y < app.chat.max_scroll_y)

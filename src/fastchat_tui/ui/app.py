@@ -71,7 +71,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
         bind("app.toggle_thinking", "no_thinking", show=False),  # the same key, while no reply has thinking
         bind("app.route_reason", "route_reason", "Why", show=False),
-        bind("app.page_up", "page_transcript(-1)", show=False, priority=True),
+        bind("app.page_up", "page_transcript(-1)", "Scroll up", priority=True),  # in the footer once it scrolls
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
         bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
         bind("app.quit", "quit", "Quit", priority=True),
@@ -354,6 +354,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("toggle_thinking", "no_thinking"):  # Ctrl+T: in the footer once a reply has a thinking block
             return self.chat.has_thinking == (action == "toggle_thinking")
+        if action == "page_transcript" and parameters == (-1,):  # PageUp: in the footer once the transcript scrolls
+            return self.chat.overflowing
         if action == "cancel_reply":  # Esc: in the footer while a reply streams; else it goes on to the screen
             return self.streaming
         if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim

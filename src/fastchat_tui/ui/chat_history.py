@@ -40,15 +40,16 @@ class ChatHistory(Base):
         """The history store, or ``None`` when history is not being kept."""
         return getattr(self.session.recorder, "store", None)
 
-    def action_chats(self) -> None:
-        """Open the chat list: saved chats, search over all messages, open/rename/delete/new."""
+    async def action_chats(self) -> None:
+        """Open the chat list: saved chats, search over all messages, open/rename/delete/new. Done once it is
+        mounted, with its list focused: the keys typed behind F3 wait for it (see ``PromptInput._on_key``)."""
         if self.store is None:
             self.notify("History is not being kept in this session.", severity="warning")
             return
         from fastchat_tui.ui.screens.chats import ChatsScreen
 
-        self.push_screen(ChatsScreen(self.store, getattr(self.session.recorder, "chat_id", None),
-                                     rename=self.conversation.rename_chat, delete=self.conversation.delete_chat))
+        await self.push_screen(ChatsScreen(self.store, getattr(self.session.recorder, "chat_id", None),
+                                           rename=self.conversation.rename_chat, delete=self.conversation.delete_chat))
 
     def on_chats_screen_open(self, message: Any) -> None:
         self.open_chat(message.chat_id, message.message_id)

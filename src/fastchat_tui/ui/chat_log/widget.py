@@ -167,6 +167,8 @@ class ChatLog(ScrollView, can_focus=True):
         self._hold: tuple[int, int] | None = None
         """An entry whose start stays at this row of the view on the next frame (it was toggled)."""
         self._thinking_expanded = False
+        self._overflowing = False
+        """The transcript is taller than the view (PageUp scrolls it): the footer shows PageUp then."""
 
     # Public API
 
@@ -342,6 +344,19 @@ class ChatLog(ScrollView, can_focus=True):
         if size != self.virtual_size:
             self.set_reactive(ChatLog.virtual_size, size)
             self._scroll_update(size)
+            self._check_overflow()
+
+    @property
+    def overflowing(self) -> bool:
+        """Whether the transcript is taller than the view, so it scrolls."""
+        return self._overflowing
+
+    def _check_overflow(self) -> None:
+        overflowing = self.virtual_size.height > self.scrollable_content_region.height > 0
+        if overflowing != self._overflowing:
+            self._overflowing = overflowing
+            if self.is_attached:  # a column of a comparison being taken down is no longer on a screen
+                self.refresh_bindings()  # the footer's PageUp comes or goes
 
     def _current_renderer(self) -> Renderer | None:
         """The renderer for the current width and styles, made anew when they change."""
@@ -390,6 +405,7 @@ class ChatLog(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._current_renderer()
+        self._check_overflow()
         if self._following:
             self._scroll_to_end()  # a view made shorter keeps the newest text in sight, new text or not
 

@@ -261,6 +261,13 @@ class ChatsScreen(ModalScreen[None]):
         if event.key == "down" and isinstance(focused, Input) and focused.id == "chats-search":
             self.list.focus()
             event.stop()
+        elif focused is self.list and event.is_printable and event.key not in self.active_bindings:
+            # Typing in the list searches: into the box here, so the letters of a burst keep their order while
+            # the focus moves there.
+            box = self.query_one("#chats-search", Input)
+            box.insert_text_at_cursor(event.character or "")
+            box.focus()
+            event.stop()
         elif self._armed_delete is not None and event.key not in active_keys("chats.delete", keymap_of(self.app)):
             self._disarm()
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,40 +47,76 @@ class PromptInput(TextArea):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
-        self._keyed: tuple[object, BindingsMap] | None = None
-        """This widget's bindings with the app's keymap applied, and that keymap (see :meth:`_keyed_bindings`)."""
+        self._keyed: tuple[object, BindingsMap, BindingsMap] | None = None
+        """This widget's and the app's bindings with the app's keymap applied, and that keymap (see
+        :meth:`_keyed_bindings`)."""
 
-    def _keyed_bindings(self) -> BindingsMap:
-        """This widget's bindings as the app's keymap moves them (Textual applies it to a copy only as a key
-        travels the screen's chain), made again only when the app's keymap is another."""
+    def _keyed_bindings(self) -> tuple[BindingsMap, BindingsMap]:
+        """This widget's bindings and the app's as the app's keymap moves them (Textual applies it to a copy only as
+        a key travels the screen's chain), made again only when the app's keymap is another."""
         keymap = keymap_of(self.app)
         if self._keyed is None or self._keyed[0] is not keymap:
-            bindings = self._bindings.copy()
+            own, app = self._bindings.copy(), self.app._bindings.copy()
             if keymap:
-                bindings.apply_keymap(keymap)
-            self._keyed = (keymap, bindings)
-        return self._keyed[1]
+                own.apply_keymap(keymap)
+                app.apply_keymap(keymap)
+            self._keyed = (keymap, own, app)
+        return self._keyed[1], self._keyed[2]
 
     async def _on_key(self, event: events.Key) -> None:
-        """Run this widget's own bindings (Enter, Ctrl+J, Backspace, the arrows…) here, in arrival order.
+        """Run this widget's own bindings (Enter, Ctrl+J, Backspace, the arrows…) here, and the app's (F2, F3…) on
+        the app, each in arrival order.
 
         Left to Textual, a bound key bubbles through the screen's and the app's queues before its
         action runs, while the keys behind it, already queued here, are inserted first: a burst of
-        ``first⏎second⏎`` (a paste tool, tmux ``send-keys``, a laggy link) sent ``firstsecond``.
+        ``first⏎second⏎`` (a paste tool, tmux ``send-keys``, a laggy link) sent ``firstsecond``, and the keys typed
+        right behind F3 went into the prompt behind the chat list. So a key of the app's runs on the app's queue,
+        behind what the keys before it sent there (Enter's prompt), while the keys behind it wait here; those that
+        find a screen opened over the prompt go on to it.
         """
-        for binding in self._keyed_bindings().key_to_bindings.get(event.key, ()):
+        if self.app.screen is not self.screen:
+            self._pass_on(event)
+            self.app.post_message(events.Key(event.key, event.character))
+            return
+        own, app = self._keyed_bindings()
+        for binding in own.key_to_bindings.get(event.key, ()):
             if not binding.priority and await self.app.run_action(binding.action, self):
-                event.stop()
-                event.prevent_default()
+                self._pass_on(event)
                 return
+        actions = [binding.action for binding in app.key_to_bindings.get(event.key, ()) if not binding.priority]
+        if actions and await self._on_app_queue(actions):
+            self._pass_on(event)
+
+    async def _on_app_queue(self, actions: list[str]) -> bool:
+        """Run the first of the app's ``actions`` it allows, behind the messages already on the app's queue, and
+        wait for it (and any screen it opens, mounted); whether one ran."""
+        ran = asyncio.get_running_loop().create_future()
+
+        async def run() -> None:
+            try:
+                for action in actions:
+                    if await self.app.run_action(action, self.app):
+                        ran.set_result(True)
+                        return
+            finally:
+                if not ran.done():
+                    ran.set_result(False)
+
+        self.app.call_later(run)
+        return await ran
+
+    @staticmethod
+    def _pass_on(event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
 
     def action_submit(self) -> None:
         text = self.text
         if text.strip():
             self.clear()
-            # Straight to the parent, where the keys before Enter went: through this widget's queue the
-            # message would be overtaken by the keys behind Enter (F2 would switch the source first).
-            (self.parent or self).post_message(self.Submitted(self, text))
+            # Straight to the app's queue, where the app's keys behind Enter run (see _on_key): F2 switches the
+            # source only once this prompt went to the one chosen.
+            self.app.post_message(self.Submitted(self, text))
 
     def give_back(self, text: str) -> None:
         """Put a submission the app refused back, ahead of whatever was typed since: as if Enter had not been pressed."""
