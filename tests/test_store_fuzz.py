@@ -100,7 +100,9 @@ def use(path: Path) -> tuple[dict[int, str], list[str]]:
         store.search("topic1x")
         store.usage()
         store.bench_history()
-        record(store.recorder(), stored_turn("saved after the damage", "and found again"))
+        recorder = store.recorder()
+        recorder.on_problem = told.append  # a save that finds the damage says so through the recorder, as in the app
+        record(recorder, stored_turn("saved after the damage", "and found again"))
         assert [hit.chat_title for hit in store.search("saved after the damage")] == ["saved after the damage"]
     return kept, told
 
