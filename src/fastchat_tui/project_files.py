@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from pathspec import GitIgnoreSpec
 
 from fastchat_tui.attachment import Attachment, plural
-from fastchat_tui.inputs import BinaryInput, InputError, InputText, InputTooLarge, binary_kind, read
+from fastchat_tui.inputs import BinaryInput, InputError, InputText, InputTooLarge, argument, binary_kind, read
 
 if TYPE_CHECKING:
     from fastchat_tui.config import Config
@@ -264,12 +264,13 @@ def _names(names: Sequence[str]) -> str:
     return f"{shown}, …" if len(names) > _SHOWN else shown
 
 
-def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
+def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None, max_lines: int | None = None,
            read_stdin: Callable[[], InputText] | None = None) -> Expanded:
     """The attachments ``args`` name, relative to ``root`` (the working directory): a file (read even if
     ignored or outside ``root``: the user named it), a directory (walked, honouring ignores, binary files
     skipped) or a glob (``src/**/*.py``: matched against the walk of its fixed leading directories). ``-`` is
-    stdin, read once through ``read_stdin``. A file named twice is read once.
+    stdin, read once through ``read_stdin``. A file named twice is read once. ``max_lines`` stops reading each
+    file after that many lines (``review --max-lines``).
 
     Raises :class:`InputError` for a missing path, an explicitly named binary file, or reads past ``limits``
     (each names the limit and its config key)."""
@@ -298,7 +299,7 @@ def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
                              f"raise the limit with `{FILES_KEY} = {limits.files * 4}` at the top of the config file")
         room = limits.total_bytes - total
         try:
-            got = _read_file(path, name, min(limits.file_bytes, room))
+            got = _read_file(path, name, min(limits.file_bytes, room), max_lines)
         except BinaryInput:
             if named:
                 raise
@@ -358,10 +359,10 @@ def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
     return out
 
 
-def _read_file(path: Path, name: str, limit: int) -> InputText:
+def _read_file(path: Path, name: str, limit: int, max_lines: int | None = None) -> InputText:
     try:
         with open(path, "rb", buffering=0) as f:
-            return read(f.read, name, limit)
+            return read(f.read, name, limit, max_lines=max_lines)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -371,11 +372,13 @@ def _read_file(path: Path, name: str, limit: int) -> InputText:
 
 
 def _shown(path: Path, root: Path, given: str | None = None) -> str:
-    """How a file is named to the user and the model: relative to ``root`` when under it, else as given."""
+    """How a file is named to the user and the model: relative to ``root`` when under it, else as given (bytes
+    of a name that are not UTF-8 as U+FFFD)."""
     try:
-        return path.absolute().relative_to(root).as_posix()
+        shown = path.absolute().relative_to(root).as_posix()
     except ValueError:
-        return given if given is not None else str(path)
+        shown = given if given is not None else str(path)
+    return argument(shown, shown)[0]
 
 
 def _split_glob(arg: str) -> tuple[Path, str]:
