@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -391,3 +392,66 @@ def _split_glob(arg: str) -> tuple[Path, str]:
         fixed.append(part)
     rest = "/".join(parts[len(fixed):])
     return Path(*fixed) if fixed else Path("."), rest
+
+
+# -- @path in a prompt -------------------------------------------------------------------------------------
+
+_MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
+_TRAILING = ".,;:!?)]}'\""
+COMPLETIONS = 50
+"""The most names :func:`complete` offers."""
+
+
+def complete(root: Path, prefix: str, *, limit: int = COMPLETIONS) -> list[str]:
+    """What ``@prefix`` may become: the files and directories (``name/``) in ``prefix``'s directory whose name
+    starts with the rest of it, that the project does not ignore, in name order; none outside ``root``."""
+    root = root.absolute()
+    head, _, start = prefix.rpartition("/")
+    directory = root / head if head else root
+    if not inside(root, directory) or not directory.is_dir():
+        return []
+    rules = Ignores(root)
+    found: list[str] = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(start) or (entry.name.startswith(".") and not start.startswith(".")):
+            continue
+        path = directory / entry.name
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            continue
+        if rules.matches(directory.absolute(), entry.name, is_dir) or not inside(root, path):
+            continue
+        found.append(f"{head}/{entry.name}" if head else entry.name)
+        found[-1] += "/" if is_dir else ""
+        if len(found) >= limit:
+            break
+    return found
+
+
+def mentions(text: str, root: Path) -> list[str]:
+    """The ``@path`` words of a prompt that name a file or directory (relative to ``root``), in order, once each;
+    punctuation right after one (``see @app.py,``) is not part of it, and an ``@name`` that names nothing there
+    (a handle, an e-mail) is left alone."""
+    found: dict[str, None] = {}
+    for match in _MENTION.finditer(text):
+        word = match.group(1)
+        for candidate in (word, word.rstrip(_TRAILING)):
+            if candidate and (root / candidate).exists():
+                found[candidate.rstrip("/") or candidate] = None
+                break
+    return list(found)
+
+
+def mention_at(line: str, column: int) -> str | None:
+    """The path prefix of the ``@word`` the cursor (at ``column`` of ``line``) ends, or ``None``."""
+    before = line[:column]
+    at = before.rfind("@")
+    if at < 0 or (at > 0 and not before[at - 1].isspace()):
+        return None
+    word = before[at + 1:]
+    return None if any(c.isspace() or c == "@" for c in word) else word
