@@ -58,8 +58,8 @@ class PromptInput(TextArea):
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
         self.completion = completion
         self.root = root
-        self._closed_at: tuple[str, object] | None = None
-        """The text and cursor Esc closed the list at: it stays closed until either moves."""
+        self._closed_at: str | None = None
+        """The text Esc closed the list at: it stays closed until the text changes."""
         self._keyed: tuple[object, BindingsMap, BindingsMap] | None = None
         """This widget's and the app's bindings with the app's keymap applied, and that keymap (see
         :meth:`_keyed_bindings`)."""
@@ -128,7 +128,7 @@ class PromptInput(TextArea):
             self.completion.move(-1 if key == "up" else 1)
         elif key == "escape":
             self.completion.hide()
-            self._closed_at = (self.text, self.cursor_location)
+            self._closed_at = self.text
         elif (choice := self.completion.choice) is not None:
             row, column = self.cursor_location
             prefix = mention_at(self.document.get_line(row), column) or ""
@@ -138,7 +138,7 @@ class PromptInput(TextArea):
 
     def _offer(self) -> None:
         """Show the names the ``@word`` at the cursor can become (none, or only itself: hide the list)."""
-        if self.completion is None or self._closed_at == (self.text, self.cursor_location):
+        if self.completion is None or self._closed_at == self.text:
             return
         self._closed_at = None
         row, column = self.cursor_location
