@@ -241,7 +241,7 @@ def language_name(language: str | None) -> str:
     return LANGUAGE_NAMES.get(language, language)
 
 
-def _fence(body: str) -> str:
+def fence_for(body: str) -> str:
     """A backtick fence longer than any run of backticks in ``body``."""
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     return "`" * max(3, longest + 1)
@@ -315,7 +315,7 @@ def build_prompt(attachments: Sequence[Attachment], focus: str | None = None) ->
         body = number_diff(attachment.text) if attachment.is_diff else number_lines(attachment.text)
         if not attachment.text.strip():
             body = "(empty)"
-        fence = _fence(body)
+        fence = fence_for(body)
         tag = "diff" if attachment.is_diff else (attachment.language or "")
         parts += ["", f"### {_describe(attachment)}", f"{fence}{tag}", body, fence]
     return "\n".join(parts) + "\n"
