@@ -137,10 +137,12 @@ async def edit(conversation: Conversation, root: Path, files: Sequence[EditFile]
                options: SendOptions | None = None, *, form: Form | None = None,
                commit: bool = False) -> AsyncGenerator[EditEvent, None]:
     """Ask for ``instruction`` applied to ``files`` (under ``root``) and plan the change; see the module docstring.
-    ``form``: the edit format (default: :func:`~fastchat_tui.edit_prompt.choose_form`); ``commit``: ask for a
-    commit message too."""
+    ``options.attachments``: more inputs that go along (the instruction holds their text: the diff ``review --fix``
+    reviews), for the router and the data boundary. ``form``: the edit format (default:
+    :func:`~fastchat_tui.edit_prompt.choose_form`); ``commit``: ask for a commit message too."""
+    options = options or SendOptions()
     attachments = tuple(file.attachment for file in files)
-    options = replace(options or SendOptions(), attachments=attachments)
+    options = replace(options, attachments=(*options.attachments, *attachments))
     if form is None:
         draft = build_prompt(attachments, instruction, "whole", commit=commit)
         max_tokens = options.max_tokens or conversation.session.config.max_tokens

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import os
 import sys
+from collections.abc import Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -53,7 +54,7 @@ from fastchat_tui.commands.common import (
 if TYPE_CHECKING:
     from fastchat_tui.config import Config
     from fastchat_tui.edit_prompt import Form
-    from fastchat_tui.edit_turn import EditFile, EditPlanned
+    from fastchat_tui.edit_turn import EditFailed, EditFile, EditPlanned
     from fastchat_tui.session import Session
     from fastchat_tui.turn import SendOptions
 
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if not instruction.strip():
         raise CommandError("the instruction is empty: say what to change, as the last argument", 2)
     config = load_config()
-    from fastchat_tui.edit_turn import project_root, read_files
+    from fastchat_tui.edit_turn import EditPlanned, project_root, read_files
     from fastchat_tui.inputs import InputError
 
     root = project_root(Path.cwd())
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
     session = Session.open(config, on_problem=warn)
     planned = stream_edit(session, root, files, instruction, options, form=FORMATS[args.format], commit=commit)
-    if planned is None:
+    if not isinstance(planned, EditPlanned):
         return 1
     if args.dry_run:
         return 0
@@ -121,11 +122,11 @@ def run(args: argparse.Namespace) -> int:
     return apply(config, planned, root, commit=commit, instruction=instruction)
 
 
-def stream_edit(session: Session, root: Path, files: list[EditFile], instruction: str, options: SendOptions, *,
-                form: Form | None, commit: bool) -> EditPlanned | None:
+def stream_edit(session: Session, root: Path, files: Sequence[EditFile], instruction: str, options: SendOptions, *,
+                form: Form | None, commit: bool) -> EditPlanned | EditFailed | None:
     """Run the edit turn (:func:`fastchat_tui.edit_turn.edit`): the wait and the live meter on a terminal's
-    stderr, then the meter line as ``ask`` prints it, then the diff on stdout. The plan, or ``None`` when there is
-    none (the reason printed on stderr)."""
+    stderr, then the meter line as ``ask`` prints it, then the diff on stdout. How it ended: planned, failed (the
+    reason printed on stderr), or ``None`` when it did not get that far."""
     from fastchat_tui.conversation import Conversation, Notice, Question
     from fastchat_tui.edit_prompt import FORM_NAMES
     from fastchat_tui.edit_turn import EditFailed, EditPlanned, EditRetrying, EditStarted, edit
@@ -138,7 +139,7 @@ def stream_edit(session: Session, root: Path, files: list[EditFile], instruction
     waiting = _Waiting(line)
     names = ", ".join(file.attachment.name for file in files)
     what = names
-    result: list[EditPlanned] = []
+    result: list[EditPlanned | EditFailed] = []
 
     async def main() -> None:
         nonlocal what
@@ -165,6 +166,7 @@ def stream_edit(session: Session, root: Path, files: list[EditFile], instruction
                         result.append(event)
                         print_diff(event.plan.diff(), sys.stdout)
                     elif isinstance(event, EditFailed):
+                        result.append(event)
                         fail(event.message)
                     elif isinstance(event, ModelChosen):
                         with waiting.aside():
