@@ -100,6 +100,7 @@ def read_files(paths: Sequence[str], root: Path, limit: int) -> list[EditFile]:
     A path that does not exist is a new file, if its folder exists. Raises :class:`InputError` for a path outside
     ``root``, a folder, or text that is not valid in its encoding (the edit would change bytes the model never saw)."""
     files: dict[Path, EditFile] = {}
+    root = root.resolve()
     for given in paths:
         path = Path(given).resolve()
         if not path.is_relative_to(root):
