@@ -121,7 +121,7 @@ def test_a_whole_file_reply_is_shown_as_a_diff_and_applied_with_yes(tmp_path, re
     assert "hosted · hosted-model" in done.stderr  # the meter line, as ask prints it
     assert "wrote app.py" in done.stderr and "undo: fastchat undo" in done.stderr
     prompt = sent(hosted)[-1]["content"]
-    assert "Instruction: add type hints" in prompt and "path=app.py" in prompt
+    assert "Instruction: add type hints" in prompt and "```python path=src/greet.py" in prompt  # whole files
     assert 'def greet(name):\n    return "Hello " + name' in prompt  # the file went along
     assert git(repo, "log", "--oneline").count("\n") == 1  # not committed: off by default
 
@@ -214,7 +214,7 @@ def test_the_question_is_answered_on_the_terminal(tmp_path, repo, hosted, answer
 
 
 def test_a_file_holding_a_secret_keeps_the_edit_local(tmp_path, repo, spawn_server):
-    settings = "import os\n\nAWS_SECRET_ACCESS_KEY = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"\nDEBUG = True\n"
+    settings = "import os\n\nAWS_SECRET_ACCESS_KEY = \"Zx9Kq2Lm8Np4Rt6Vw1Yb3Cd5Fg7Hj0Kl2Mn4Pq6S\"\nDEBUG = True\n"
     (repo / "settings.py").write_text(settings, encoding="utf-8")
     edited = settings.replace("DEBUG = True", "DEBUG = False")
     hosted = spawn_server(OpenAIServer, default=reply(f"```python path=settings.py\n{edited}```\n"))
@@ -224,6 +224,7 @@ def test_a_file_holding_a_secret_keeps_the_edit_local(tmp_path, repo, spawn_serv
     assert done.returncode == 0, done.stderr
     assert hosted.stream_requests() == []
     assert len(local.stream_requests()) == 1
+    assert "Zx9Kq2Lm8Np4Rt6Vw1Yb3Cd5Fg7Hj0Kl2Mn4Pq6S" in sent(local)[-1]["content"]
     assert (repo / "settings.py").read_text(encoding="utf-8") == edited
 
 

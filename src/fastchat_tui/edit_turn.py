@@ -181,11 +181,11 @@ def plan_reply(reply: str, root: Path, bases: dict[Path, str]) -> Plan:
     proposes none or it cannot be matched."""
     proposals = find_changes(reply)
     if not proposals:
-        raise EditError("the reply holds no change fastchat can read: no file block, SEARCH/REPLACE block or "
-                        "unified diff naming one of the files", kind="no_match")
+        raise EditError("no_match", "the reply holds no change fastchat can read: no file block, SEARCH/REPLACE block or "
+                        "unified diff naming one of the files")
     plan = plan_changes(proposals, root, bases=bases)
     if not plan.changes:
-        raise EditError("the reply's change leaves every file as it was", kind="no_match")
+        raise EditError("no_match", "the reply's change leaves every file as it was")
     return plan
 
 

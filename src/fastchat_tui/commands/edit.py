@@ -58,7 +58,8 @@ if TYPE_CHECKING:
     from fastchat_tui.session import Session
     from fastchat_tui.turn import SendOptions
 
-FORMATS = {"auto": None, "whole": "whole", "search-replace": "search_replace", "diff": "diff"}
+FORMATS: dict[str, Form | None] = {"auto": None, "whole": "whole", "search-replace": "search_replace", "diff": "diff"}
+"""``--format``: the edit format by its name on the command line (``auto``: chosen by size and model)."""
 RED, GREEN, CYAN, BOLD, RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
 
 
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         raise CommandError(str(exc), INPUT_ERROR) from None
     options = send_options(args, config)
-    commit = args.commit or config.edit.commit
+    commit = args.commit
     from fastchat_tui.session import Session
 
     session = Session.open(config, on_problem=warn)
