@@ -100,3 +100,12 @@ def test_apply_without_fix_and_fix_of_piped_code_are_refused(tmp_path, repo, cha
     piped = run(env, repo, "review", "--fix", stdin=APP)
     assert piped.returncode == 1 and "code on stdin names no file to fix" in piped.stderr
     assert server.stream_requests() == []
+
+
+def test_review_fix_of_sound_code_says_so_and_asks_once(tmp_path, repo, changed, spawn_server):
+    server = spawn_server(OpenAIServer, default=reply("The change is sound: nothing needs fixing.\n"))
+    done = run(environment(tmp_path, {"hosted": server}), repo, "review", "--fix", "--apply", stdin=changed)
+    assert done.returncode == 0, done.stderr
+    assert "the review found nothing to fix" in done.stderr
+    assert done.stdout == "" and len(server.stream_requests()) == 1
+    assert (repo / "app.py").read_text(encoding="utf-8") == CHANGED

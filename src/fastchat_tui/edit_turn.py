@@ -135,12 +135,14 @@ def model_for(conversation: Conversation, prompt: str, options: SendOptions) -> 
 
 
 async def edit(conversation: Conversation, root: Path, files: Sequence[EditFile], instruction: str,
-               options: SendOptions | None = None, *, form: Form | None = None,
-               commit: bool = False) -> AsyncGenerator[EditEvent, None]:
+               options: SendOptions | None = None, *, form: Form | None = None, commit: bool = False,
+               may_change_nothing: bool = False) -> AsyncGenerator[EditEvent, None]:
     """Ask for ``instruction`` applied to ``files`` (under ``root``) and plan the change; see the module docstring.
     ``options.attachments``: more inputs that go along (the instruction holds their text: the diff ``review --fix``
     reviews), for the router and the data boundary. ``form``: the edit format (default:
-    :func:`~fastchat_tui.edit_prompt.choose_form`); ``commit``: ask for a commit message too."""
+    :func:`~fastchat_tui.edit_prompt.choose_form`); ``commit``: ask for a commit message too;
+    ``may_change_nothing``: the instruction allows a reply that proposes no change (``review --fix`` of sound code),
+    which is then planned as a plan of no changes instead of sent back."""
     options = options or SendOptions()
     attachments = tuple(file.attachment for file in files)
     options = replace(options, attachments=(*options.attachments, *attachments))
@@ -162,7 +164,7 @@ async def edit(conversation: Conversation, root: Path, files: Sequence[EditFile]
             yield EditFailed(_unanswered(turn), attempt, turn)
             return
         try:
-            plan = plan_reply(turn.text, root, bases)
+            plan = plan_reply(turn.text, root, bases, may_change_nothing=may_change_nothing)
         except EditError as error:
             if attempt > RETRIES:
                 yield EditFailed(f"the change could not be applied after {attempt} replies: {error.message}", attempt,
@@ -176,10 +178,12 @@ async def edit(conversation: Conversation, root: Path, files: Sequence[EditFile]
         return
 
 
-def plan_reply(reply: str, root: Path, bases: dict[Path, str]) -> Plan:
+def plan_reply(reply: str, root: Path, bases: dict[Path, str], *, may_change_nothing: bool = False) -> Plan:
     """The change ``reply`` proposes, planned against the files under ``root``; raises :class:`EditError` when it
-    proposes none or it cannot be matched."""
+    cannot be matched, or proposes none (unless it ``may_change_nothing``: then the plan has no changes)."""
     proposals = find_changes(reply)
+    if not proposals and may_change_nothing:
+        return Plan(root.resolve(), [])
     if not proposals:
         raise EditError("no_match", "the reply holds no change fastchat can read: no file block, SEARCH/REPLACE block or "
                         "unified diff naming one of the files")

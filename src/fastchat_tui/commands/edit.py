@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def stream_edit(session: Session, root: Path, files: Sequence[EditFile], instruction: str, options: SendOptions, *,
-                form: Form | None, commit: bool) -> EditPlanned | EditFailed | None:
+                form: Form | None, commit: bool, may_change_nothing: bool = False) -> EditPlanned | EditFailed | None:
     """Run the edit turn (:func:`fastchat_tui.edit_turn.edit`): the wait and the live meter on a terminal's
     stderr, then the meter line as ``ask`` prints it, then the diff on stdout. How it ended: planned, failed (the
     reason printed on stderr), or ``None`` when it did not get that far."""
@@ -145,8 +145,8 @@ def stream_edit(session: Session, root: Path, files: Sequence[EditFile], instruc
     async def main() -> None:
         nonlocal what
         try:
-            async with aclosing(edit(Conversation(session), root, files, instruction, options, form=form,
-                                     commit=commit)) as events:
+            async with aclosing(edit(Conversation(session), root, files, instruction, options, form=form, commit=commit,
+                                     may_change_nothing=may_change_nothing)) as events:
                 async for event in events:
                     if isinstance(event, (TextDelta, ReasoningDelta, Attempt)):
                         waiting.done(0)

@@ -3,6 +3,7 @@
     cat app.py | fastchat review          git diff | fastchat review
     fastchat review a.py b.py             fastchat review --focus "security" a.py
     fastchat review -m local/llama3.2 a.py    fastchat review -t NAME a.py  (a [templates.NAME] prompt)
+    git diff | fastchat review --fix          a patch for what the review finds (--apply: git apply it)
 
 ``-m`` names the model, as everywhere in fastchat (it was the focus before; that is ``--focus`` now).
 With ``-t``, the template's ``$input`` is the review prompt fastchat builds (instructions and numbered
@@ -13,6 +14,12 @@ conversation goes on from there (the keyboard is read from the terminal even whe
 came through a pipe). When stdout is not a terminal (``> review.md``, CI) the review is
 printed as Markdown while it streams, with the meter line (and, with ``--reasoning show``, the
 model's reasoning) on stderr; ``--json`` prints one JSON object as ``fastchat ask --json`` does.
+
+With ``--fix`` the review asks for a fix instead, as a unified diff of the reviewed files as they are in the
+working tree (the files named, or those a piped diff changes), and prints it on stdout as ``git apply`` takes it;
+a patch that does not match the files is sent back to the model once, as ``fastchat edit`` does. ``--apply`` runs
+``git apply --check``, then ``git apply``; when git refuses the patch, nothing is changed and git's message is
+shown (exit 1).
 
 Exit codes: 0 done (also when cut at the token limit), 1 input or source error or no review,
 2 usage, 130 interrupted (partial output kept).
@@ -202,7 +209,10 @@ def _fix(config: Config, attachments: Sequence[Attachment], focus: str | None, o
     session = Session.open(config, on_problem=warn)
     diffs = tuple(a for a in attachments if a.is_diff)
     ended = stream_edit(session, root, files, review.fix_instruction(attachments, focus),
-                        replace(options, attachments=diffs), form="diff", commit=False)
+                        replace(options, attachments=diffs), form="diff", commit=False, may_change_nothing=True)
+    if isinstance(ended, EditPlanned) and not ended.plan.changes:
+        note("fastchat: the review found nothing to fix")
+        return 0
     if isinstance(ended, EditPlanned):
         patch = ended.plan.diff()
     elif isinstance(ended, EditFailed) and ended.turn is not None and ended.error is not None and (
