@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         raise CommandError(str(exc), INPUT_ERROR) from None
     options = send_options(args, config)
-    commit = args.commit
+    commit = args.commit or config.edit_commit
     from fastchat_tui.session import Session
 
     session = Session.open(config, on_problem=warn)

@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,13 +63,17 @@ def read_current(path: Path) -> bytes | None:
         return None
 
 
-def check(actions: Sequence[Action], shown: Any) -> list[Recorded]:
-    """Each file as it is now, refused as a ``conflict`` (nothing written) if it is not what the change expects."""
+def check(actions: Sequence[Action], shown: Callable[[Path], str], *, undoing: bool = False) -> list[Recorded]:
+    """Each file as it is now, refused as a ``conflict`` (nothing written) if it is not what the change (or the
+    undo, ``undoing``) expects."""
     recorded = []
     for action in actions:
         current = read_current(action.path)
         if digest(current) != action.expect:
             name = shown(action.path)
+            if undoing:
+                raise EditError("conflict", f"{name} changed after the change was applied, so nothing was undone "
+                                "(undoing it would lose that)", name)
             if action.expect == ABSENT:
                 raise EditError("conflict", f"{name} now exists, but the change creates it: nothing was changed", name)
             raise EditError("conflict", f"{name} changed since it was read, so nothing was changed: read it again and "
