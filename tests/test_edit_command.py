@@ -261,3 +261,21 @@ def test_commit_commits_the_file_with_the_message_the_model_wrote(tmp_path, repo
     assert "Commit message: " in sent(hosted)[-1]["content"]  # it was asked for one
     assert git(repo, "log", "-1", "--format=%s") == "Add type hints to greet and main\n"
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_edit_commit_in_the_config_commits_without_the_flag(tmp_path, repo, hosted):
+    env = environment(tmp_path, {"hosted": hosted})
+    with open(env["FASTCHAT_CONFIG"], "a", encoding="utf-8") as config:
+        config.write("[edit]\ncommit = true\n")
+    done = run(env, repo, "edit", "app.py", "add type hints", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "log", "-1", "--format=%s") == "fastchat edit: add type hints\n"  # the model wrote no message
+    assert "committed " in done.stderr
+
+
+def test_undo_puts_the_file_back(tmp_path, repo, hosted):
+    env = environment(tmp_path, {"hosted": hosted})
+    assert run(env, repo, "edit", "app.py", "add type hints", "--yes").returncode == 0
+    undone = run(env, repo, "undo")
+    assert undone.returncode == 0, undone.stderr
+    assert (repo / "app.py").read_text(encoding="utf-8") == APP
