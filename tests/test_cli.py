@@ -16,7 +16,7 @@ from tests.helpers import FASTCHAT, child_env, fastchat
 from tests.servers import OllamaServer, OpenAIServer, Script
 
 BOUND_S = 60.0
-COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench")
+COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench", "edit")
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ input is never truncated silently (``--max-lines`` is the explicit way: reading 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from pathlib import PurePath
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePath
 
 from fastchat_tui.attachment import Attachment, plural
 from fastchat_tui.diff import HUNK, diff_files, looks_like_diff
@@ -225,7 +225,7 @@ def language_name(language: str | None) -> str:
     return LANGUAGE_NAMES.get(language, language)
 
 
-def _fence(body: str) -> str:
+def fence_for(body: str) -> str:
     """A backtick fence longer than any run of backticks in ``body``."""
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     return "`" * max(3, longest + 1)
@@ -299,7 +299,7 @@ def build_prompt(attachments: Sequence[Attachment], focus: str | None = None) ->
         body = number_diff(attachment.text) if attachment.is_diff else number_lines(attachment.text)
         if not attachment.text.strip():
             body = "(empty)"
-        fence = _fence(body)
+        fence = fence_for(body)
         tag = "diff" if attachment.is_diff else (attachment.language or "")
         parts += ["", f"### {_describe(attachment)}", f"{fence}{tag}", body, fence]
     return "\n".join(parts) + "\n"
@@ -324,3 +324,44 @@ def shown_request(attachments: Sequence[Attachment], focus: str | None = None) -
         text += f": {focus.strip()}"
     return text
 
+
+
+# --------------------------------------------------------------------------------------
+# The fix (review --fix)
+# --------------------------------------------------------------------------------------
+
+
+def fix_targets(attachments: Sequence[Attachment], root: Path) -> list[str]:
+    """The files ``review --fix`` may change: each file reviewed, and each file a reviewed diff changes, as it is
+    in the working tree under ``root`` (one the diff deletes is left out). Raises :class:`InputError` for code that
+    came on stdin: it names no file to change."""
+    targets: dict[str, None] = {}
+    for attachment in attachments:
+        if attachment.is_diff:
+            targets.update((str(root / name), None) for name in diff_files(attachment.text) if (root / name).is_file())
+        elif attachment.path is not None:
+            targets[attachment.path] = None
+        else:
+            raise InputError("review --fix changes files: name them (fastchat review --fix app.py) or pipe a diff of "
+                             "them (git diff | fastchat review --fix); code on stdin names no file to fix")
+    if not targets:
+        raise InputError("review --fix found no file to fix: the diff changes no file that is in the working tree")
+    return list(targets)
+
+
+def fix_instruction(attachments: Sequence[Attachment], focus: str | None = None) -> str:
+    """What ``review --fix`` asks of the edit turn: review, then fix what the review finds, and nothing else. The
+    diffs reviewed go along in it (the files the turn sends are the working tree, the change applied)."""
+    diffs = [a for a in attachments if a.is_diff]
+    what = "the change in the diff below" if diffs and len(diffs) == len(attachments) else "the files below"
+    parts = [f"Review {what} as a senior engineer would in a careful code review, then fix what the review finds: "
+             "bugs, security holes, crashes on normal input, data loss, races, resource leaks, missing error handling. "
+             "Fix only real problems you can point to in the code shown; leave style and naming alone and change "
+             "nothing else. If nothing needs fixing, say so and write no change."]
+    if focus and focus.strip():
+        parts.append(f"The user asks you to focus on: {focus.strip()}")
+    for diff in diffs:
+        fence, body = fence_for(diff.text), diff.text.removesuffix("\n")
+        parts.append(f"The change under review ({_display_name(diff)}); the files listed after are the working "
+                     f"tree, with it applied:\n{fence}diff\n{body}\n{fence}")
+    return "\n\n".join(parts)

@@ -4,6 +4,7 @@
     fastchat review a.py b.py             fastchat review --focus "security" a.py
     fastchat review -m local/llama3.2 a.py    fastchat review -t NAME a.py  (a [templates.NAME] prompt)
     fastchat review src/                  fastchat review -f 'src/**/*.py' -f README.md
+    git diff | fastchat review --fix          a patch for what the review finds (--apply: git apply it)
 
 ``-m`` names the model, as everywhere in fastchat (it was the focus before; that is ``--focus`` now).
 With ``-t``, the template's ``$input`` is the review prompt fastchat builds (instructions and numbered
@@ -15,6 +16,12 @@ came through a pipe). When stdout is not a terminal (``> review.md``, CI) the re
 printed as Markdown while it streams, with the meter line (and, with ``--reasoning show``, the
 model's reasoning) on stderr; ``--json`` prints one JSON object as ``fastchat ask --json`` does.
 
+With ``--fix`` the review asks for a fix instead, as a unified diff of the reviewed files as they are in the
+working tree (the files named, or those a piped diff changes), and prints it on stdout as ``git apply`` takes it;
+a patch that does not match the files is sent back to the model once, as ``fastchat edit`` does. ``--apply`` runs
+``git apply --check``, then ``git apply``; when git refuses the patch, nothing is changed and git's message is
+shown (exit 1).
+
 Exit codes: 0 done (also when cut at the token limit), 1 input or source error or no review,
 2 usage, 130 interrupted (partial output kept).
 """
@@ -22,12 +29,14 @@ Exit codes: 0 done (also when cut at the token limit), 1 input or source error o
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fastchat_tui.commands.ask import add_reasoning_option, shows_reasoning, stream_reply
+from fastchat_tui.commands.ask import add_reasoning_option, note, shows_reasoning, stream_reply
 from fastchat_tui.commands.common import (
     INPUT_ERROR,
     CommandError,
@@ -74,6 +83,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allow-sensitive", action="store_true",
                         help="send this prompt even if it looks sensitive and the source is not private; this also "
                              "releases the chat from an earlier turn that looked sensitive")
+    parser.add_argument("--fix", action="store_true",
+                        help="ask for a fix of what the review finds instead: a unified diff of the reviewed files "
+                             "against the working tree, printed on stdout")
+    parser.add_argument("--apply", action="store_true",
+                        help="with --fix: apply the patch with git apply, once git apply --check accepts it")
     add_reasoning_option(parser)
     parser.set_defaults(run=run)
 
@@ -83,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_lines is not None and args.max_lines < 1:
         raise CommandError("--max-lines must be at least 1", 2)
+    _check_fix_options(args)
     config = load_config()  # an unknown -s was already refused as a usage error by cli.py, for every command
     paths = [*args.files, *args.file]
     if stdin_is_piped() and "-" not in paths:
@@ -109,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
             fail(f"note: {attachment.name}: sending lines 1-{attachment.lines:,} only (--max-lines: reading stopped "
                  "there)")
 
+    if args.fix:
+        return _fix(config, attachments, focus, replace(base, task="review"), apply=args.apply)
     from fastchat_tui.conversation import apply_template
 
     prompt, base = apply_template(chosen, review.build_prompt(attachments, focus), base)
@@ -160,3 +177,77 @@ def _run_tui(config: Config, session: Session, attachments: Sequence[Attachment]
     )
     app.run()
     return app.return_code or 0
+
+
+GIT_APPLY_TIMEOUT_S = 60.0
+"""The longest ``git apply`` may take (a patch of a few files takes milliseconds)."""
+
+
+def _check_fix_options(args: argparse.Namespace) -> None:
+    """``--apply`` goes with ``--fix``; a fix is a patch on stdout, so no ``--json``, ``-t`` or ``--max-lines``."""
+    if args.apply and not args.fix:
+        raise CommandError("--apply applies the patch --fix asks for: give both (git diff | fastchat review --fix "
+                           "--apply)", 2)
+    if args.fix:
+        for given, option, why in ((args.json, "--json", "the patch is printed on stdout"),
+                                   (args.template, "-t", "the fix has its own prompt"),
+                                   (args.max_lines, "--max-lines", "a fix needs the whole files")):
+            if given:
+                raise CommandError(f"--fix cannot be used with {option}: {why}", 2)
+
+
+def _fix(config: Config, attachments: Sequence[Attachment], focus: str | None, options: SendOptions, *,
+         apply: bool) -> int:
+    """``review --fix``: an edit turn (:mod:`fastchat_tui.edit_turn`) over the reviewed files, in the working tree,
+    asking for a unified diff of what the review finds; the patch goes to stdout, and with ``apply`` to ``git apply``
+    once ``git apply --check`` accepts it. A patch that does not match the files after the retry is printed as the
+    model wrote it, and ``--apply`` leaves it to git to refuse."""
+    from fastchat_tui import review
+    from fastchat_tui.commands.edit import print_diff, stream_edit
+    from fastchat_tui.edit_turn import EditFailed, EditPlanned, project_root, read_files
+    from fastchat_tui.edits import find_changes
+    from fastchat_tui.session import Session
+
+    root = project_root(Path.cwd())
+    try:
+        files = read_files(review.fix_targets(attachments, root), root, config.max_input_bytes)
+    except review.InputError as exc:
+        raise CommandError(str(exc), INPUT_ERROR) from None
+    session = Session.open(config, on_problem=warn)
+    diffs = tuple(a for a in attachments if a.is_diff)
+    ended = stream_edit(session, root, files, review.fix_instruction(attachments, focus),
+                        replace(options, attachments=diffs), form="diff", commit=False, may_change_nothing=True)
+    if isinstance(ended, EditPlanned) and not ended.plan.changes:
+        note("fastchat: the review found nothing to fix")
+        return 0
+    if isinstance(ended, EditPlanned):
+        patch = ended.plan.diff()
+    elif isinstance(ended, EditFailed) and ended.turn is not None and ended.error is not None and (
+            written := "".join(p.body if p.body.endswith("\n") else p.body + "\n"
+                               for p in find_changes(ended.turn.text) if p.form == "diff")):
+        note("fastchat: here is the patch as the model wrote it")
+        print_diff(written, sys.stdout)
+        patch = written
+    else:
+        return 1
+    if not apply:
+        return 0 if isinstance(ended, EditPlanned) else 1
+    _git_apply(patch, root, "--check")
+    _git_apply(patch, root)
+    note(f"applied with git apply in {root} (git apply -R with the same patch takes it back)")
+    return 0
+
+
+def _git_apply(patch: str, root: Path, *options: str) -> None:
+    """``git apply OPTIONS`` of ``patch`` in ``root``; git's own message in a :class:`CommandError` when it refuses."""
+    try:
+        done = subprocess.run(["git", "apply", *options, "-"], input=patch, cwd=root, capture_output=True, text=True,
+                              timeout=GIT_APPLY_TIMEOUT_S)
+    except FileNotFoundError:
+        raise CommandError("--apply needs git, which is not installed (the patch is printed above)", 1) from None
+    except subprocess.TimeoutExpired:
+        raise CommandError(f"git apply took longer than {GIT_APPLY_TIMEOUT_S:.0f} s; nothing was applied", 1) from None
+    if done.returncode != 0:
+        message = done.stderr.strip() or f"git apply exited with {done.returncode}"
+        raise CommandError(f"the patch does not apply, so nothing was changed (git apply {' '.join(options)}): "
+                           f"{message}", 1)
