@@ -22,7 +22,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 def ui_classes() -> list[type]:
     """Every class of the TUI that declares ``BINDINGS``: the app, its screens and its widgets."""
     from fastchat_tui.ui import app
-    from fastchat_tui.ui.chat_log import compare
+    from fastchat_tui.ui.chat_log import compare, widget
     from fastchat_tui.ui.screens import (
         bench,
         chats,
@@ -30,12 +30,13 @@ def ui_classes() -> list[type]:
         confirm_sensitive,
         first_run,
         key_prompt,
+        save_block,
         source_picker,
     )
     from fastchat_tui.ui.widgets import prompt_input
 
-    modules = (app, compare, bench, chats, compare_picker, confirm_sensitive, first_run, key_prompt, source_picker,
-               prompt_input)
+    modules = (app, compare, widget, bench, chats, compare_picker, confirm_sensitive, first_run, key_prompt, save_block,
+               source_picker, prompt_input)
     return [cls for module in modules for _, cls in inspect.getmembers(module, inspect.isclass)
             if cls.__module__ == module.__name__ and "BINDINGS" in vars(cls)]
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -30,6 +31,7 @@ from fastchat_tui.sources.base import Probe
 from fastchat_tui.turn import SendOptions
 from fastchat_tui.ui.chat_history import ChatHistory
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
+from fastchat_tui.ui.code_blocks import copy_block, save_block
 from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
@@ -73,6 +75,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         bind("app.route_reason", "route_reason", "Why", show=False),
         bind("app.page_up", "page_transcript(-1)", "Scroll up", priority=True),  # in the footer once it scrolls
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
+        bind("app.select_block", "select_block", "Code blocks", show=False),
         bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
         bind("app.quit", "quit", "Quit", priority=True),
     ]
@@ -317,6 +320,24 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
     def action_follow(self) -> None:
         """Scroll the transcript to the newest text and keep following the stream."""
         self.chat.resume_following()
+
+    def action_select_block(self) -> None:
+        """F8: select the last reply's last code block, to copy or save it (the block keys then work); again: leave."""
+        if self.focused is self.chat and self.chat.selected_block is not None:
+            self.chat.leave_block()
+            self.prompt_input.focus()
+        elif self.chat.select_block():
+            self.chat.focus()
+        else:
+            self.notify("No reply here has a code block yet.", timeout=4)
+
+    def on_chat_log_block_action(self, message: ChatLog.BlockAction) -> None:
+        if message.block is not None and message.action == "copy":
+            copy_block(self, message.block)
+        elif message.block is not None and message.action == "save":
+            save_block(self, message.block, Path.cwd())
+        elif message.action == "leave":
+            self.prompt_input.focus()
 
     def on_chat_log_typed(self, message: ChatLog.Typed) -> None:
         """Text typed into the transcript goes to the prompt (the transcript takes none)."""
