@@ -201,3 +201,18 @@ def test_copy_reaches_tmux_buffer_through_osc_52(tmp_path: Path, openai_server: 
             time.sleep(0.05)
     finally:
         _tmux(socket, "kill-server")
+
+
+def test_selected_block_snapshot(tmp_path: Path, snap_compare, dead_url: str):
+    app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}), probe_on_start=False)
+
+    async def select(pilot) -> None:
+        app.chat.add_user("Print a greeting, two ways")
+        reply = app.chat.start_reply("local · test-model:latest")
+        reply.append(REPLY)
+        reply.finish("complete")
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.press("f8", "up")
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=select, terminal_size=SIZE)
