@@ -1,4 +1,4 @@
-"""Issue 23, code blocks from the keyboard: F8 selects the last reply's last code block (a marked gutter), the
+"""Issue 23, code blocks from the keyboard: Ctrl+G selects the last reply's last code block (a marked gutter), the
 block keys move between blocks, ``c`` copies it (OSC 52, read back from a real tmux's buffer) and ``s`` saves it
 (a path suggested from the info string, never an overwrite without asking, written whole)."""
 
@@ -43,7 +43,7 @@ async def test_f8_selects_the_last_block_and_the_keys_move_between_blocks(tmp_pa
     async with app.run_test(size=SIZE) as pilot:
         await _replied(pilot, app, openai_server)
         assert _gutter_rows(app) == []
-        await pilot.press("f8")
+        await pilot.press("ctrl+g")
         assert app.focused is app.chat and app.chat.selected_block is not None
         assert app.chat.selected_block.code == "echo second\necho again"
         assert any("echo second" in row for row in _gutter_rows(app))
@@ -67,7 +67,7 @@ async def test_a_letter_that_is_no_block_key_goes_to_the_prompt_and_ends_the_sel
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await _replied(pilot, app, openai_server)
-        await pilot.press("f8", "x")
+        await pilot.press("ctrl+g", "x")
         assert app.prompt_input.text == "x" and app.chat.selected_block is None
 
 
@@ -75,7 +75,7 @@ async def test_f8_without_a_code_block_says_so(tmp_path: Path, openai_server: Op
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await _replied(pilot, app, openai_server, "No code here. Done.\n")
-        await pilot.press("f8")
+        await pilot.press("ctrl+g")
         assert app.chat.selected_block is None and app.focused is app.prompt_input
         assert any("has a code block" in str(n.message) for n in app._notifications)
 
@@ -84,7 +84,7 @@ async def test_c_copies_the_selected_block(tmp_path: Path, openai_server: OpenAI
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await _replied(pilot, app, openai_server)
-        await pilot.press("f8", "k", "c")
+        await pilot.press("ctrl+g", "k", "c")
         assert app.clipboard == "print('first')"
         await until(pilot, lambda: any("Copied 1 line" in str(n.message) for n in app._notifications))
 
@@ -98,7 +98,7 @@ async def test_s_saves_the_block_to_the_suggested_path_and_asks_before_overwriti
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}), probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
         await _replied(pilot, app, openai_server)
-        await pilot.press("f8", "up", "s")
+        await pilot.press("ctrl+g", "up", "s")
         await until(pilot, lambda: isinstance(app.screen, SaveBlock))
         assert app.screen.query_one("#save-path", Input).value == "src/first.py"
         await pilot.press("enter")
@@ -191,7 +191,7 @@ def test_copy_reaches_tmux_buffer_through_osc_52(tmp_path: Path, openai_server: 
         while "Done." not in _tmux(socket, "capture-pane", "-p"):
             assert time.monotonic() < deadline + 30, _tmux(socket, "capture-pane", "-p")
             time.sleep(0.05)
-        _tmux(socket, "send-keys", "F8")
+        _tmux(socket, "send-keys", "C-g")
         while "▌" not in _tmux(socket, "capture-pane", "-p"):
             assert time.monotonic() < deadline + 30, _tmux(socket, "capture-pane", "-p")
             time.sleep(0.05)
@@ -212,7 +212,7 @@ def test_selected_block_snapshot(tmp_path: Path, snap_compare, dead_url: str):
         reply.append(REPLY)
         reply.finish("complete")
         await until(pilot, lambda: not app.chat.pending)
-        await pilot.press("f8", "up")
+        await pilot.press("ctrl+g", "up")
         await pilot.pause()
 
     assert snap_compare(app, run_before=select, terminal_size=SIZE)

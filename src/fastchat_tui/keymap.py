@@ -73,9 +73,10 @@ ACTIONS: tuple[KeyAction, ...] = (
             "header line shows the reason, cut to the width)"),
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),
-    _action("app.select_block", "f8", "select the last reply's last code block, to copy or save it (again: leave)"),
-    _action("app.apply_changes", "f9", "preview the file changes the last reply proposes, to apply them hunk by hunk"),
-    _action("app.undo_changes", "f10", "undo the last applied change: the files go back to what they were"),
+    _action("app.select_block", "ctrl+g", "select the last reply's last code block, to copy or save it (again: leave)"),
+    _action("app.apply_changes", "ctrl+f", "preview the file changes the last reply proposes, to apply them hunk by hunk"),
+    _action("app.undo_changes", "ctrl+underscore", "undo the last applied change: the files go back to what they were "
+            "(Ctrl+/ sends this key in most terminals)"),
     _action("app.command_palette", "ctrl+p", "open the command palette (switch source, templates, themes...)"),
     _action("app.quit", "ctrl+q", "quit"),
     _action("prompt.submit", "enter", "send the prompt"),
@@ -229,7 +230,7 @@ _NAMES = {
     "escape": "Esc", "enter": "Enter", "tab": "Tab", "space": "Space", "backspace": "Backspace", "delete": "Del",
     "insert": "Ins", "home": "Home", "end": "End", "pageup": "PgUp", "pagedown": "PgDn", "up": "↑", "down": "↓",
     "left": "←", "right": "→", "slash": "/", "backslash": "\\", "comma": ",", "full_stop": ".", "minus": "-",
-    "plus": "+", "question_mark": "?", "exclamation_mark": "!", "colon": ":", "semicolon": ";",
+    "plus": "+", "underscore": "_", "question_mark": "?", "exclamation_mark": "!", "colon": ":", "semicolon": ";",
 }
 _MODIFIERS = {"ctrl": "Ctrl", "shift": "Shift", "alt": "Alt", "meta": "Meta", "super": "Super", "hyper": "Hyper"}
 

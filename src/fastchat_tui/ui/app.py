@@ -329,7 +329,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.chat.resume_following()
 
     def action_select_block(self) -> None:
-        """F8: select the last reply's last code block, to copy or save it (the block keys then work); again: leave."""
+        """Ctrl+G: select the last reply's last code block, to copy or save it (the block keys then work); again: leave."""
         if self.focused is self.chat and self.chat.selected_block is not None:
             self.chat.leave_block()
             self.prompt_input.focus()
@@ -347,11 +347,11 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             self.prompt_input.focus()
 
     def action_apply_changes(self) -> None:
-        """F9: preview the last reply's file changes, to apply them hunk by hunk."""
+        """Ctrl+F: preview the last reply's file changes, to apply them hunk by hunk."""
         self.changes.preview()
 
     def action_undo_changes(self) -> None:
-        """F10: undo the last applied change."""
+        """Ctrl+_ (Ctrl+/): undo the last applied change."""
         self.changes.undo()
 
     def on_chat_log_typed(self, message: ChatLog.Typed) -> None:

@@ -1,9 +1,9 @@
 """A reply's proposed file changes in the chat: offered under the reply, previewed, applied, undone.
 
 After a reply, :func:`fastchat_tui.edits.find_changes` looks for changes in it; when there are some, a line under
-the reply offers them (F9). The key plans them against the working directory in a thread (files the turn attached
+the reply offers them (Ctrl+F). The key plans them against the working directory in a thread (files the turn attached
 are its bases: a file changed since is refused as a conflict), shows the preview (:class:`ApplyChanges`) and
-applies the hunks kept in a thread (atomic and all-or-nothing, with an undo entry); F10 undoes the newest entry. A
+applies the hunks kept in a thread (atomic and all-or-nothing, with an undo entry); Ctrl+_ (Ctrl+/) undoes the newest entry. A
 plan or apply that fails says why in the chat and writes nothing. With ``[edit] commit = true``, inside a git
 repository, the files written are committed with the message the model wrote (:mod:`fastchat_tui.commit_message`).
 """
@@ -54,7 +54,7 @@ class Changes:
         self.turn: Turn | None = None
         self.bases: dict[Path, str] = {}
         self.applied: Applied | None = None
-        """The last change applied in this chat (F10 undoes the newest entry of the undo log)."""
+        """The last change applied in this chat (Ctrl+_ undoes the newest entry of the undo log)."""
         self.busy = False
         """A plan, apply or undo runs in its thread: the keys wait for it."""
         self._plan: Plan | None = None
