@@ -22,8 +22,9 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 def ui_classes() -> list[type]:
     """Every class of the TUI that declares ``BINDINGS``: the app, its screens and its widgets."""
     from fastchat_tui.ui import app
-    from fastchat_tui.ui.chat_log import compare
+    from fastchat_tui.ui.chat_log import compare, widget
     from fastchat_tui.ui.screens import (
+        apply_changes,
         attach_file,
         bench,
         chats,
@@ -31,12 +32,13 @@ def ui_classes() -> list[type]:
         confirm_sensitive,
         first_run,
         key_prompt,
+        save_block,
         source_picker,
     )
     from fastchat_tui.ui.widgets import prompt_input
 
-    modules = (app, compare, bench, chats, compare_picker, confirm_sensitive, first_run, key_prompt, source_picker,
-               prompt_input, attach_file)
+    modules = (app, compare, widget, apply_changes, attach_file, bench, chats, compare_picker, confirm_sensitive,
+               first_run, key_prompt, save_block, source_picker, prompt_input)
     return [cls for module in modules for _, cls in inspect.getmembers(module, inspect.isclass)
             if cls.__module__ == module.__name__ and "BINDINGS" in vars(cls)]
 
@@ -159,4 +161,4 @@ def test_a_chat_action_on_a_key_the_prompt_takes_is_refused(keys: dict[str, str]
 
 def test_a_default_key_the_prompt_also_has_stays_allowed():
     """Ctrl+C and the page keys are the prompt's too, and the app's by default (priority bindings, ahead of it)."""
-    assert parse_keys({"app.interrupt": "ctrl+c,ctrl+g", "app.page_up": "pageup,ctrl+b"})[1] == []
+    assert parse_keys({"app.interrupt": "ctrl+c,ctrl+backslash", "app.page_up": "pageup,ctrl+b"})[1] == []

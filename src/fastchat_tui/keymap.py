@@ -44,6 +44,9 @@ SCOPES: dict[str, str] = {
     "confirm": "the sensitive-prompt dialog",
     "bench": "the bench screen",
     "attach": "the Attach file screen",
+    "blocks": "the code block selection",
+    "save": "the save-block dialog",
+    "apply": "the apply-changes preview",
 }
 """Where bindings are active together, as the conflict check names them."""
 
@@ -54,7 +57,7 @@ def _action(id: str, keys: str, doc: str, *scopes: str) -> KeyAction:
 
 _DEFAULT_SCOPE = {"app": "chat", "prompt": "chat", "compare": "compare", "chats": "chats", "picker": "picker",
                   "first_run": "first_run", "key_prompt": "key_prompt", "confirm": "confirm", "bench": "bench",
-                  "attach": "attach"}
+                  "attach": "attach", "blocks": "blocks", "save": "save", "apply": "apply"}
 
 ACTIONS: tuple[KeyAction, ...] = (
     _action("app.cycle_source", "f2", "switch to the next source, with its configured model"),
@@ -71,6 +74,10 @@ ACTIONS: tuple[KeyAction, ...] = (
             "header line shows the reason, cut to the width)"),
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),
+    _action("app.select_block", "ctrl+g", "select the last reply's last code block, to copy or save it (again: leave)"),
+    _action("app.apply_changes", "ctrl+f", "preview the file changes the last reply proposes, to apply them hunk by hunk"),
+    _action("app.undo_changes", "ctrl+underscore", "undo the last applied change: the files go back to what they were "
+            "(Ctrl+/ sends this key in most terminals)"),
     _action("app.command_palette", "ctrl+p", "open the command palette (switch source, templates, themes...)"),
     _action("app.quit", "ctrl+q", "quit"),
     _action("prompt.submit", "enter", "send the prompt"),
@@ -101,6 +108,19 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("bench.rerun", "r", "bench screen: run the bench again"),
     _action("bench.close", "escape", "bench screen: stop the bench, or close the screen"),
     _action("attach.close", "escape", "close the Attach file screen, attaching nothing"),
+    _action("blocks.previous", "up,k", "select the code block before"),
+    _action("blocks.next", "down,j", "select the next code block"),
+    _action("blocks.copy", "c", "copy the selected code block (OSC 52, and the system clipboard tool if one is installed)"),
+    _action("blocks.save", "s", "save the selected code block to a file (asks for the path)"),
+    _action("blocks.leave", "escape", "leave the code block selection"),
+    _action("save.cancel", "escape", "close the save dialog, writing nothing"),
+    _action("apply.next_hunk", "down,j", "preview: go to the next hunk"),
+    _action("apply.previous_hunk", "up,k", "preview: go to the hunk before"),
+    _action("apply.toggle", "space", "preview: accept or reject the current hunk"),
+    _action("apply.accept", "y", "preview: accept the current hunk, and go to the next"),
+    _action("apply.reject", "n", "preview: reject the current hunk, and go to the next"),
+    _action("apply.apply", "enter", "preview: write the accepted hunks (atomically, with an undo)"),
+    _action("apply.cancel", "escape", "preview: close it, writing nothing"),
 )
 """Every key action, in the order the README lists them."""
 
@@ -214,7 +234,7 @@ _NAMES = {
     "escape": "Esc", "enter": "Enter", "tab": "Tab", "space": "Space", "backspace": "Backspace", "delete": "Del",
     "insert": "Ins", "home": "Home", "end": "End", "pageup": "PgUp", "pagedown": "PgDn", "up": "↑", "down": "↓",
     "left": "←", "right": "→", "slash": "/", "backslash": "\\", "comma": ",", "full_stop": ".", "minus": "-",
-    "plus": "+", "question_mark": "?", "exclamation_mark": "!", "colon": ":", "semicolon": ";",
+    "plus": "+", "underscore": "_", "question_mark": "?", "exclamation_mark": "!", "colon": ":", "semicolon": ";",
 }
 _MODIFIERS = {"ctrl": "Ctrl", "shift": "Shift", "alt": "Alt", "meta": "Meta", "super": "Super", "hyper": "Hyper"}
 

@@ -32,8 +32,10 @@ from fastchat_tui.session import Session
 from fastchat_tui.sources.base import Probe
 from fastchat_tui.turn import SendOptions
 from fastchat_tui.ui.attach_files import AttachFiles
+from fastchat_tui.ui.changes import Changes
 from fastchat_tui.ui.chat_history import ChatHistory
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
+from fastchat_tui.ui.code_blocks import copy_block, save_block
 from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
@@ -80,6 +82,9 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         bind("app.drop_file", "drop_file", "Drop file"),  # in the footer while the next prompt has files
         bind("app.page_up", "page_transcript(-1)", "Scroll up", priority=True),  # in the footer once it scrolls
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
+        bind("app.select_block", "select_block", "Code blocks", show=False),
+        bind("app.apply_changes", "apply_changes", "Apply"),  # in the footer while the last reply proposes changes
+        bind("app.undo_changes", "undo_changes", "Undo"),  # in the footer once a change was applied
         bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
         bind("app.quit", "quit", "Quit", priority=True),
     ]
@@ -146,6 +151,9 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
             f"{key('app.cycle_source')} source · {key('app.cancel_reply')} cancel"
         )
         self.status = StatusBar(id="status")
+        self.changes = Changes(self, self.chat, self.session,
+                               commit=lambda: bool(getattr(getattr(config, "edit", None), "commit", False)))
+        """The last reply's proposed file changes: previewed, applied, undone."""
         self.comparisons = CompareTurn(self, self.chat, self.prompt_input, self.conversation, self._cancel_worker)
 
     def compose(self) -> ComposeResult:
@@ -302,6 +310,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
                     else:
                         ask(self, event, refused=self._give_back_prompt)
                         self.refresh_bindings()
+            self.changes.offer(self.conversation.last_turn if view is None else None, self.attachments)
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
         finally:
             reply.end()
@@ -342,6 +351,32 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
     def action_follow(self) -> None:
         """Scroll the transcript to the newest text and keep following the stream."""
         self.chat.resume_following()
+
+    def action_select_block(self) -> None:
+        """Ctrl+G: select the last reply's last code block, to copy or save it (the block keys then work); again: leave."""
+        if self.focused is self.chat and self.chat.selected_block is not None:
+            self.chat.leave_block()
+            self.prompt_input.focus()
+        elif self.chat.select_block():
+            self.chat.focus()
+        else:
+            self.notify("No reply here has a code block yet.", timeout=4)
+
+    def on_chat_log_block_action(self, message: ChatLog.BlockAction) -> None:
+        if message.block is not None and message.action == "copy":
+            copy_block(self, message.block)
+        elif message.block is not None and message.action == "save":
+            save_block(self, message.block, Path.cwd())
+        elif message.action == "leave":
+            self.prompt_input.focus()
+
+    def action_apply_changes(self) -> None:
+        """Ctrl+F: preview the last reply's file changes, to apply them hunk by hunk."""
+        self.changes.preview()
+
+    def action_undo_changes(self) -> None:
+        """Ctrl+_ (Ctrl+/): undo the last applied change."""
+        self.changes.undo()
 
     def on_chat_log_typed(self, message: ChatLog.Typed) -> None:
         """Text typed into the transcript goes to the prompt (the transcript takes none)."""
@@ -391,6 +426,10 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         if action == "next_column":  # only while a comparison shows one column at a time
             view = self.compare_view
             return view is not None and view.single
+        if action == "apply_changes":  # in the footer while the last reply proposes changes
+            return bool(self.changes.proposals) and not self.streaming
+        if action == "undo_changes":  # in the footer once this chat applied a change
+            return self.changes.applied is not None
         if action == "interrupt":  # else Ctrl+C goes on to the prompt's copy, or Textual's "press Ctrl+Q to quit"
             return self.streaming and len(self.screen_stack) == 1
         return True

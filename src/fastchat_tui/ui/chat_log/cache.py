@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from textual.strip import Strip
 
+from fastchat_tui.ui.chat_log.blocks import Block
 from fastchat_tui.ui.chat_log.render import BLANK, Renderer
 
 __all__ = ["BLANK_PIECE", "CACHE_LINES", "CACHE_PIECES", "Piece", "StripCache"]
@@ -24,13 +25,15 @@ CACHE_PIECES = 64
 
 
 class Piece:
-    """Finished lines of an entry that render as a unit, and how many there are."""
+    """Finished lines of an entry that render as a unit, and how many there are; `code`: the fenced code block
+    they draw, if they draw one (it can be selected, copied and saved)."""
 
-    __slots__ = ("height", "make")
+    __slots__ = ("code", "height", "make")
 
-    def __init__(self, make: Callable[[Renderer], list[Strip]], height: int) -> None:
+    def __init__(self, make: Callable[[Renderer], list[Strip]], height: int, code: Block | None = None) -> None:
         self.make = make
         self.height = height
+        self.code = code
 
 
 BLANK_PIECE = Piece(lambda renderer: [BLANK], 1)

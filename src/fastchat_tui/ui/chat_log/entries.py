@@ -379,6 +379,12 @@ class ReplyEntry(Entry):
         self._notify(True)
         return True
 
+    def code_blocks(self) -> list[tuple[int, Piece]]:
+        """The answer's finished code blocks (its top-level fences, not the thinking's) as laid out: each one's first
+        row in the entry, and its piece (`piece.code` is the block)."""
+        answer = {id(piece) for piece in self._answer.pieces if piece.code is not None}
+        return [(start, piece) for piece, start in zip(self.pieces, self.piece_starts, strict=True) if id(piece) in answer]
+
     def is_thinking_header(self, y: int) -> bool:
         """Whether row `y` of the entry is the thinking block's header line."""
         return self._thinking is not None and self.key is not None and y == 1

@@ -155,7 +155,8 @@ class Flow:
         if strips:
             if _separator(self._last_kind, block.kind, block.gap):
                 self.pieces.append(BLANK_PIECE)
-            piece = Piece(partial(_block, block=block, tint=self._tint), len(strips))
+            piece = Piece(partial(_block, block=block, tint=self._tint), len(strips),
+                          block if block.kind == "fence" else None)
             self.pieces.append(piece)
             if cache is not None:
                 cache.put(piece, strips)

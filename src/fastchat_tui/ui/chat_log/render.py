@@ -25,7 +25,7 @@ from textual.strip import Strip
 from fastchat_tui.ui.chat_log.blocks import Block
 from fastchat_tui.ui.chat_log.markdown import MARKDOWN_STYLES, ChatMarkdown
 
-__all__ = ["BLANK", "RenderStats", "Renderer", "warm_lexers"]
+__all__ = ["BLANK", "RenderStats", "Renderer", "lexer_for", "warm_lexers"]
 
 BLANK = Strip([])
 """An empty line."""
@@ -44,6 +44,11 @@ def _lexer(info: str) -> Lexer | None:
         return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
     except ClassNotFound:
         return None
+
+
+def lexer_for(info: str) -> Lexer | None:
+    """The Pygments lexer a fence's info string names (its first word), if there is one."""
+    return _lexer(info)
 
 
 def warm_lexers() -> None:

@@ -9,6 +9,9 @@ freezes the app.
 The log shows text and takes none: what is typed or pasted into it is posted as
 `ChatLog.Typed` for the app to put in the prompt. When the view stops following the
 newest text, a marker in its bottom right corner says so (and when new text came).
+
+A reply's code blocks are drawn as lines too, not widgets: `select_block` selects one (a marked gutter down its
+left edge), the block keys move the selection, and copying or saving it is posted as `ChatLog.BlockAction`.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from time import perf_counter
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -27,10 +31,13 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
+from fastchat_tui.keymap import active_keys
+from fastchat_tui.ui.chat_log.blocks import Block
 from fastchat_tui.ui.chat_log.cache import StripCache
 from fastchat_tui.ui.chat_log.entries import FINISHED, Entry, PastMessage, ReplyEntry, Severity, TextEntry
 from fastchat_tui.ui.chat_log.pacing import FrameClock
 from fastchat_tui.ui.chat_log.render import Renderer, RenderStats, warm_lexers
+from fastchat_tui.ui.key_hints import bind, keymap_of
 
 __all__ = ["ChatLog"]
 
@@ -52,6 +59,10 @@ class _LinePass(NamedTuple):
     """The "not following" marker over the bottom line, if it shows."""
     bottom: int
     """The bottom line of the view."""
+    chosen: range
+    """The transcript rows of the selected code block (empty: none is selected)."""
+    gutter: Strip
+    """What marks the selected block's rows, over their first cell."""
 
 
 class ChatLog(ScrollView, can_focus=True):
@@ -74,7 +85,17 @@ class ChatLog(ScrollView, can_focus=True):
         "chat-log--thinking",
         "chat-log--thinking-header",
         "chat-log--follow-marker",
+        "chat-log--selected-block",
     }
+
+    BINDINGS: ClassVar = [
+        bind("blocks.copy", "block_action('copy')", "Copy"),
+        bind("blocks.save", "block_action('save')", "Save"),
+        bind("blocks.previous", "step_block(-1)", "Block before"),
+        bind("blocks.next", "step_block(1)", "Next block"),
+        bind("blocks.leave", "block_action('leave')", "Leave"),
+    ]
+    _BLOCK_IDS = ("blocks.copy", "blocks.save", "blocks.previous", "blocks.next", "blocks.leave")
 
     DEFAULT_CSS = """
     ChatLog {
@@ -104,6 +125,7 @@ class ChatLog(ScrollView, can_focus=True):
         & > .chat-log--thinking { color: $text-muted; }
         & > .chat-log--thinking-header { color: $text-muted; text-style: italic; }
         & > .chat-log--follow-marker { color: $text-accent; background: $accent 15%; text-style: bold; }
+        & > .chat-log--selected-block { color: $accent; text-style: bold; }
         &:light > .chat-log--inline-code { color: $text-error; background: $error 5%; }
         &:light > .chat-log--code-block { background: $surface-darken-1; }
     }
@@ -119,6 +141,20 @@ class ChatLog(ScrollView, can_focus=True):
             super().__init__()
             self.chat_log = chat_log
             self.following = following
+
+        @property
+        def control(self) -> ChatLog:
+            return self.chat_log
+
+    class BlockAction(Message):
+        """A key asked to copy or save the selected code block (`block`), or to leave the selection (then `block`
+        is the one that was selected, or None)."""
+
+        def __init__(self, chat_log: ChatLog, action: Literal["copy", "save", "leave"], block: Block | None) -> None:
+            super().__init__()
+            self.chat_log = chat_log
+            self.action = action
+            self.block = block
 
         @property
         def control(self) -> ChatLog:
@@ -158,7 +194,7 @@ class ChatLog(ScrollView, can_focus=True):
         self._stale: set[int] = set()
         self._following = True
         self._reflow_queued = False
-        self._pass = _LinePass(0, Style(), None, Style(), None, 0)
+        self._pass = _LinePass(0, Style(), None, Style(), None, 0, range(0), Strip([]))
         self._unseen = False
         """New text came while the view was not following."""
         self._pin: int | None = None
@@ -169,6 +205,8 @@ class ChatLog(ScrollView, can_focus=True):
         self._thinking_expanded = False
         self._overflowing = False
         """The transcript is taller than the view (PageUp scrolls it): the footer shows PageUp then."""
+        self._chosen: tuple[int, int] | None = None
+        """The selected code block: its reply's entry index, and which of that reply's code blocks it is."""
 
     # Public API
 
@@ -236,6 +274,76 @@ class ChatLog(ScrollView, can_focus=True):
             index = max(0, bisect_right(self._starts, round(self.scroll_y)) - 1)
         self._hold = index, self._starts[index] - round(self.scroll_y)
 
+    def _code_blocks(self) -> list[tuple[int, int]]:
+        """Every selectable code block of the transcript, in order: (entry index, its number in that reply)."""
+        return [(entry.index, number) for entry in self._entries if isinstance(entry, ReplyEntry)
+                for number in range(len(entry.code_blocks()))]
+
+    @property
+    def selected_block(self) -> Block | None:
+        """The selected code block, or None when none is."""
+        found = self._chosen_rows()
+        return None if found is None else found[1]
+
+    def _chosen_rows(self) -> tuple[range, Block] | None:
+        """The selected block's transcript rows and the block, as laid out now."""
+        if self._chosen is None:
+            return None
+        index, number = self._chosen
+        entry = self._entries[index] if index < len(self._entries) else None
+        blocks = entry.code_blocks() if isinstance(entry, ReplyEntry) else []
+        if number >= len(blocks):
+            return None
+        row, piece = blocks[number]
+        assert piece.code is not None
+        start = self._starts[index] + row
+        return range(start, start + piece.height), piece.code
+
+    def select_block(self, step: int = 0) -> bool:
+        """Select a code block: `step` 0 the last reply's last one, else the one `step` blocks after the selected one
+        (the selection stays at either end); scroll it into view. Whether any block is selected."""
+        blocks = self._code_blocks()
+        if not blocks:
+            self.leave_block()
+            return False
+        if step == 0 or self._chosen not in blocks:
+            chosen = blocks[-1]
+        else:
+            chosen = blocks[max(0, min(len(blocks) - 1, blocks.index(self._chosen) + step))]
+        self._chosen = chosen
+        found = self._chosen_rows()
+        if found is not None:
+            rows, _ = found
+            top, height = round(self.scroll_y), self.scrollable_content_region.height
+            if rows.start < top or len(rows) > height:
+                self.scroll_to(y=rows.start, animate=False, immediate=True)
+            elif rows.stop > top + height:
+                self.scroll_to(y=rows.stop - height, animate=False, immediate=True)
+        self.refresh()
+        self.refresh_bindings()
+        return True
+
+    def leave_block(self) -> None:
+        """Select no code block."""
+        if self._chosen is not None:
+            self._chosen = None
+            self.refresh()
+            self.refresh_bindings()
+
+    def action_step_block(self, step: int) -> None:
+        self.select_block(step)
+
+    def action_block_action(self, action: Literal["copy", "save", "leave"]) -> None:
+        block = self.selected_block
+        if action == "leave":
+            self.leave_block()
+        self.post_message(self.BlockAction(self, action, block))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("block_action", "step_block"):  # the block keys work (and show) only while a block is selected
+            return self._chosen is not None
+        return True
+
     def load(
         self,
         messages: Iterable[PastMessage | tuple[Any, ...]],
@@ -281,6 +389,7 @@ class ChatLog(ScrollView, can_focus=True):
 
     def clear(self) -> None:
         """Remove every entry. Replies still streaming are detached and ignored."""
+        self.leave_block()
         for entry in self._entries:
             if isinstance(entry, ReplyEntry):
                 entry.detach()
@@ -537,10 +646,18 @@ class ChatLog(ScrollView, can_focus=True):
     # Input: the log takes no text; a click on a thinking header toggles the block
 
     def on_key(self, event: events.Key) -> None:
+        if self._chosen is not None and event.key in {key for binding_id in self._BLOCK_IDS
+                                                      for key in active_keys(binding_id, keymap_of(self.app))}:
+            return  # a block key: its binding runs
         if event.is_printable and event.character is not None:
             event.stop()
             event.prevent_default()
             self.post_message(self.Typed(self, event.character))
+
+    def on_blur(self) -> None:
+        """The selection goes with the focus, unless a dialog took it (saving the block)."""
+        if self.app.screen is self.screen:
+            self.leave_block()
 
     def on_paste(self, event: events.Paste) -> None:
         event.stop()
@@ -592,6 +709,8 @@ class ChatLog(ScrollView, can_focus=True):
             self.screen.get_component_rich_style("screen--selection"),
             None if self._following or self.scroll_y >= self.max_scroll_y else self._marker(region.width),
             region.height - 1,
+            chosen[0] if (chosen := self._chosen_rows()) is not None else range(0),
+            Strip([Segment("▌", self.get_component_rich_style("chat-log--selected-block"))], 1),
         )
         return super().render_lines(crop)
 
@@ -613,6 +732,8 @@ class ChatLog(ScrollView, can_focus=True):
             if marker is None:
                 return strip
         strip = strip.crop_extend(scroll_x, scroll_x + width, None)
+        if y in line_pass.chosen:
+            strip = Strip.join([line_pass.gutter, strip.crop(1, width)])
         if marker is not None:
             strip = Strip.join([strip.crop(0, width - marker.cell_length), marker])
         selection = line_pass.selection

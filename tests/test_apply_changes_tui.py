@@ -1,0 +1,199 @@
+"""Issue 23, changes out in the chat: a reply that proposes file changes is offered (Ctrl+F), previewed hunk by hunk
+(each accepted or rejected), applied atomically to real files in a tmp dir, refused when a file changed since it
+was read, and undone with one key (Ctrl+_)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fastchat_tui.attachment import Attachment
+from fastchat_tui.edits import UndoLog
+from fastchat_tui.ui.app import FastchatApp
+from fastchat_tui.ui.screens.apply_changes import ApplyChanges
+from fastchat_tui.ui.widgets.hunk_view import HunkView
+from tests.helpers import until
+from tests.servers import OpenAIServer, Script
+from tests.test_app import SIZE, make_config, visible_text
+
+ORIGINAL = "".join(f"line {n}\n" for n in range(1, 31))
+EDITED = ORIGINAL.replace("line 3\n", "line three\n").replace("line 26\n", "line twenty-six\n")
+
+
+def whole_file_reply(path: str, text: str, commit: str = "") -> str:
+    return f"Here is the new file:\n\n```text path={path}\n{text}```\n\n{commit}Done.\n"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "notes.txt").write_text(ORIGINAL)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def make_app(tmp_path: Path, server: OpenAIServer, **options) -> FastchatApp:
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", server.url)}), probe_on_start=False, **options)
+    app.changes.undo_log = UndoLog(tmp_path / "undo")
+    return app
+
+
+async def reply_with(pilot, app: FastchatApp, server: OpenAIServer, text: str) -> None:
+    server.push(Script(tokens=[text]))
+    await pilot.press(*"edit it", "enter")
+    await until(pilot, lambda: not app.streaming and "Done." in visible_text(app) and app.changes.turn is not None)
+
+
+def notices(app: FastchatApp) -> str:
+    return visible_text(app)
+
+
+async def test_a_whole_file_edit_is_offered_previewed_applied_hunk_by_hunk_and_undone(tmp_path, work, openai_server):
+    app = make_app(tmp_path, openai_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
+        assert "1 change proposed (notes.txt) · Ctrl+F previews and applies" in visible_text(app)
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        screen = app.screen
+        assert isinstance(screen, ApplyChanges)
+        assert [len(view.hunk.lines) > 0 for view in screen.hunks] == [True, True]
+        assert screen.hunks[0].has_class("-current")
+        await pilot.press("n")  # reject the first hunk, go on to the second
+        assert not screen.hunks[0].hunk.accepted and screen.hunks[1].has_class("-current")
+        await pilot.press("space", "space")  # toggled twice: still accepted
+        assert screen.hunks[1].hunk.accepted
+        await pilot.press("enter")
+        await until(pilot, lambda: "Applied: wrote notes.txt · Ctrl+_ undoes it" in visible_text(app))
+        assert (work / "notes.txt").read_text() == ORIGINAL.replace("line 26\n", "line twenty-six\n")
+        await pilot.press("ctrl+underscore")
+        await until(pilot, lambda: "Undone: restored notes.txt" in visible_text(app))
+        assert (work / "notes.txt").read_text() == ORIGINAL
+
+
+async def test_a_diff_reply_applies_every_hunk_and_a_new_file_is_made(tmp_path, work, openai_server):
+    diff = ("```diff\n--- a/notes.txt\n+++ b/notes.txt\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+line three\n line 4\n```\n\n"
+            "And a new one:\n\n```python path=hello.py\nprint('hello')\n```\n\n")
+    app = make_app(tmp_path, openai_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, diff + "Done.\n")
+        assert "2 changes proposed (notes.txt, hello.py)" in visible_text(app)
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.press("enter")
+        await until(pilot, lambda: "Applied: wrote" in visible_text(app))
+    assert (work / "notes.txt").read_text() == ORIGINAL.replace("line 3\n", "line three\n")
+    assert (work / "hello.py").read_text() == "print('hello')\n"
+
+
+async def test_escape_in_the_preview_writes_nothing(tmp_path, work, openai_server):
+    app = make_app(tmp_path, openai_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ApplyChanges))
+        await pilot.pause(0.2)
+    assert (work / "notes.txt").read_text() == ORIGINAL
+
+
+async def test_rejecting_every_hunk_writes_nothing(tmp_path, work, openai_server):
+    app = make_app(tmp_path, openai_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.press("n", "n", "enter")
+        await until(pilot, lambda: "No hunk was accepted: nothing was written." in visible_text(app))
+    assert (work / "notes.txt").read_text() == ORIGINAL
+
+
+async def test_an_attached_file_changed_since_it_was_read_is_refused(tmp_path, work, openai_server):
+    attached = Attachment("notes.txt", ORIGINAL, path="notes.txt")
+    app = make_app(tmp_path, openai_server, attachments=[attached])
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
+        (work / "notes.txt").write_text(ORIGINAL + "mine\n")  # the user edited it meanwhile
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: "Nothing written:" in visible_text(app))
+        assert not isinstance(app.screen, ApplyChanges)
+    assert (work / "notes.txt").read_text() == ORIGINAL + "mine\n"
+
+
+async def test_a_file_changed_while_previewing_is_refused_at_apply(tmp_path, work, openai_server):
+    app = make_app(tmp_path, openai_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        (work / "notes.txt").write_text(ORIGINAL + "mine\n")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Nothing written:" in visible_text(app))
+        assert "notes.txt" in visible_text(app)
+    assert (work / "notes.txt").read_text() == ORIGINAL + "mine\n"
+
+
+async def test_a_diff_that_does_not_match_is_refused_with_the_reason(tmp_path, work, openai_server):
+    diff = "```diff\n--- a/notes.txt\n+++ b/notes.txt\n@@ -2,3 +2,3 @@\n nothing like\n-this\n+that\n here at all\n```\n\n"
+    app = make_app(tmp_path, openai_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, diff + "Done.\n")
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: "Nothing written:" in visible_text(app))
+    assert (work / "notes.txt").read_text() == ORIGINAL
+
+
+async def test_undo_refuses_when_the_file_changed_after_applying(tmp_path, work, openai_server):
+    app = make_app(tmp_path, openai_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.press("enter")
+        await until(pilot, lambda: "Applied: wrote" in visible_text(app))
+        (work / "notes.txt").write_text("mine\n")
+        await pilot.press("ctrl+underscore")
+        await until(pilot, lambda: "Not undone:" in visible_text(app))
+    assert (work / "notes.txt").read_text() == "mine\n"
+
+
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, check=True).stdout
+
+
+async def test_with_commit_on_the_change_is_committed_with_the_replys_message(tmp_path, work, openai_server):
+    _git(work, "init", "-q")
+    _git(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "add", "notes.txt")
+    _git(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start")
+    app = make_app(tmp_path, openai_server)
+    app.changes._commit = lambda: True
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server,
+                         whole_file_reply("notes.txt", EDITED, "Commit message: Spell out two line numbers\n\n"))
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.press("enter")
+        await until(pilot, lambda: "Committed" in visible_text(app), timeout=30)
+    assert _git(work, "log", "-1", "--format=%s").strip() == "Spell out two line numbers"
+    assert _git(work, "status", "--porcelain").strip() == ""
+
+
+def test_preview_snapshot(tmp_path, work, snap_compare, dead_url: str):
+    app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}), probe_on_start=False)
+    app.changes.undo_log = UndoLog(tmp_path / "undo")
+
+    async def preview(pilot) -> None:
+        from fastchat_tui.turn import Turn
+        turn = Turn("edit it", parts=[whole_file_reply("notes.txt", EDITED)], status="complete")
+        app.changes.offer(turn, [])
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.press("n")
+        await pilot.pause()
+        assert all(isinstance(view, HunkView) for view in app.screen.query(HunkView))
+
+    assert snap_compare(app, run_before=preview, terminal_size=SIZE)
