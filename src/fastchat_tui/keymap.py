@@ -62,11 +62,11 @@ ACTIONS: tuple[KeyAction, ...] = (
             "in any Textual app: copy the prompt's selection, or say which key quits"),
     _action("app.retry", "ctrl+r", "send the last prompt again, when its reply failed, was cancelled, cut or empty; "
             "after a complete reply, regenerate it in place (the one before stays in history as an alternative)"),
-    _action("app.search_prompts", "ctrl+s", "search earlier prompts (this chat's first, then past chats') and put "
+    _action("app.search_prompts", "ctrl+f", "search earlier prompts (this chat's first, then past chats') and put "
             "the one chosen in the prompt box"),
-    _action("app.edit_prompt", "f8", "edit an earlier prompt of this chat: the last one (press again: the one before) "
+    _action("app.edit_prompt", "alt+up", "edit an earlier prompt of this chat: the last one (press again: the one before) "
             "goes in the box; sending it branches the chat there, Esc leaves"),
-    _action("app.next_branch", "f9", "switch the chat to its next branch (the transcript and the context follow it)"),
+    _action("app.next_branch", "f12", "switch the chat to its next branch (the transcript and the context follow it)"),
     _action("app.chats", "f3", "open the chat list (and close it again)", "chat", "chats"),
     _action("app.compare", "f4", "compare mode: pick two to four sources to send each prompt to; again: switch it off"),
     _action("app.follow", "ctrl+end", "scroll to the end of the transcript and follow the reply"),

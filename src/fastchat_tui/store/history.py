@@ -487,13 +487,18 @@ def _branches(c: sqlite3.Connection, chat_id: int) -> list[Branch]:
         return []
     row = c.execute("SELECT leaf_id FROM chats WHERE id = ?", (chat_id,)).fetchone()
     leaf = row[0] if row else None
-    followed = {parent for prompt, parent in parents.items() if parent in parents and parent < prompt}
+    ids = list(parents)  # in order
+    for index, prompt in enumerate(ids):  # a parent lost (to a repair) or out of order: the prompt before instead
+        parent = parents[prompt]
+        if parent is not None and (parent not in parents or parent >= prompt):
+            parents[prompt] = ids[index - 1] if index else None
+    followed = {parent for parent in parents.values() if parent is not None}
     paths: list[tuple[int, ...]] = []
-    for prompt in parents:
+    for prompt in ids:
         if prompt in followed:
             continue
         walk = [prompt]
-        while (parent := parents[walk[-1]]) in parents and parent < walk[-1]:  # ids only go down: no loop
+        while (parent := parents[walk[-1]]) is not None:  # ids only go down: no loop
             walk.append(parent)
         paths.append(tuple(reversed(walk)))
     paths.sort()
