@@ -274,7 +274,7 @@ class Store(Database):
         sql = (
             "SELECT content FROM (SELECT id, chat_id, content FROM messages WHERE role = 'user' ORDER BY id DESC LIMIT ?)"
             " WHERE trim(content, char(32, 9, 10, 13)) != '' AND (? IS NULL OR content LIKE ? ESCAPE '\\')"
-            " GROUP BY content ORDER BY max(chat_id IS ?) DESC, max(id) DESC LIMIT ?"
+            " GROUP BY content ORDER BY max(CASE WHEN chat_id IS ? THEN id ELSE 0 END) DESC, max(id) DESC LIMIT ?"
         )
         rows = self._read(lambda c: c.execute(sql, (PROMPTS_SCANNED, pattern, pattern, chat_id, limit)).fetchall())
         return [row[0] for row in rows]
