@@ -149,7 +149,7 @@ async def test_a_retry_says_where_it_goes_and_sends_the_same_options(spawn_serve
     assert again.turn.status == "complete" and again.turn.options.max_tokens == 77 and again.turn.options.think == "low"
     assert [request.json["max_tokens"] for request in server.stream_requests()] == [77, 77]
     assert session.messages[-1] == {"role": "assistant", "content": "whole answer"}
-    assert conversation.retryable() is None and conversation.retry() is None
+    assert conversation.retryable() is None and conversation.regenerable() is again.turn  # Ctrl+R now regenerates it
     await session.aclose()
 
 

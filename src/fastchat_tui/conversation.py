@@ -47,7 +47,7 @@ THINKING: dict[str, bool | str | None] = {
 """The thinking settings a chat can switch to (``SendOptions.think``); ``None``: each source's own."""
 RETRIED = ("cut", "error", "cancelled", "truncated", "empty")
 """The endings a retry (the chat's Ctrl+R) sends again: failures, and replies that gave no answer or stopped at
-the token limit."""
+the token limit. A complete reply is regenerated instead (:meth:`Conversation.regenerable`), on its own source."""
 SAME_LIMIT = " with the same max_tokens (raise it in the config for a longer reply)"
 
 Severity = Literal["information", "warning", "error"]
@@ -287,6 +287,12 @@ class Conversation:
         turn = self.last_turn
         return turn if turn is not None and turn.status in RETRIED else None
 
+    def regenerable(self) -> Turn | None:
+        """The last reply, if it is a complete answer: Ctrl+R regenerates it in place (the reply before stays in
+        history as an alternative to its prompt)."""
+        turn = self.last_turn
+        return turn if turn is not None and turn.status == "complete" and turn.answered else None
+
     def retryable_comparison(self) -> Comparison | None:
         """The comparison on screen, once settled, if a column ended so and no question about it is open."""
         comparison = self.comparison
@@ -300,7 +306,11 @@ class Conversation:
             return self._comparing(*self._again(comparison))
         turn = self.retryable()
         if turn is None:
-            return None
+            if (turn := self.regenerable()) is None or turn.source is None:
+                return None
+            events = self.session.retry(turn, source=turn.source)
+            return self._retrying(Notice(f"regenerating on {turn.source}; the reply before stays in history as an "
+                                         "alternative"), events)
         events = self.session.retry(turn)
         limit = SAME_LIMIT if turn.status == "truncated" else ""
         return self._retrying(Notice(f"retrying on {self.session.retry_route(turn).source}{limit}"), events)
@@ -438,6 +448,28 @@ class Conversation:
         ``StoreError`` when there is no such chat, ``LookupError`` when no history is kept."""
         self.comparison = None
         self.session.resume(chat_id)
+
+    def prompts(self, like: str | None = None, limit: int = 200) -> list[str]:
+        """Earlier prompts for recalling them, newest first: this chat's, then past chats' (``like``: those containing
+        it); ``[]`` when no history is kept."""
+        store = getattr(self.session.recorder, "store", None)
+        if store is None:
+            return []
+        return store.prompts(limit, like=like, chat_id=getattr(self.session.recorder, "chat_id", None))
+
+    def branch(self, prompt_id: int) -> None:
+        """The next prompt is sent in place of saved prompt ``prompt_id`` of this chat, as a new branch
+        (:meth:`Session.branch <fastchat_tui.session.Session.branch>`). Raises ``StoreError``, ``LookupError``."""
+        self.comparison = None
+        self.session.branch(prompt_id)
+        self.last_turn = None  # the reply on screen before is no longer the last of the conversation's branch
+
+    def switch_branch(self, chat_id: int, number: int) -> None:
+        """Follow branch ``number`` of saved chat ``chat_id``: its turns become the context and new prompts join it.
+        Raises ``StoreError`` (no such branch), ``LookupError`` when no history is kept."""
+        self._store().switch_branch(chat_id, number)
+        self.resume(chat_id)
+        self.last_turn = None
 
     def latest_chat(self) -> int | None:
         """The most recent saved chat (``-c``), if any. Raises ``LookupError`` when no history is kept."""

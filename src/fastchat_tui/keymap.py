@@ -38,7 +38,7 @@ SCOPES: dict[str, str] = {
     "chat": "the chat",
     "compare": "the compare view",
     "chats": "the chat list",
-    "picker": "the source and compare pickers",
+    "picker": "the source and compare pickers, and the search of earlier prompts",
     "first_run": "the first-run help",
     "key_prompt": "the key prompt",
     "confirm": "the sensitive-prompt dialog",
@@ -62,10 +62,16 @@ _DEFAULT_SCOPE = {"app": "chat", "prompt": "chat", "compare": "compare", "chats"
 ACTIONS: tuple[KeyAction, ...] = (
     _action("app.cycle_source", "f2", "switch to the next source, with its configured model"),
     _action("app.cancel_reply", "escape", "cancel the streaming reply (in compare mode, every column); "
-            "the text so far is kept, marked cancelled"),
+            "the text so far is kept, marked cancelled; while editing an earlier prompt, leave that mode"),
     _action("app.interrupt", "ctrl+c", "cancel the streaming reply, as Esc does; when nothing streams, what it does "
             "in any Textual app: copy the prompt's selection, or say which key quits"),
-    _action("app.retry", "ctrl+r", "send the last prompt again, when its reply failed, was cancelled, cut or empty"),
+    _action("app.retry", "ctrl+r", "send the last prompt again, when its reply failed, was cancelled, cut or empty; "
+            "after a complete reply, regenerate it in place (the one before stays in history as an alternative)"),
+    _action("app.search_prompts", "ctrl+f", "search earlier prompts (this chat's first, then past chats') and put "
+            "the one chosen in the prompt box"),
+    _action("app.edit_prompt", "alt+up", "edit an earlier prompt of this chat: the last one (press again: the one before) "
+            "goes in the box; sending it branches the chat there, Esc leaves"),
+    _action("app.next_branch", "f12", "switch the chat to its next branch (the transcript and the context follow it)"),
     _action("app.chats", "f3", "open the chat list (and close it again)", "chat", "chats"),
     _action("app.compare", "f4", "compare mode: pick two to four sources to send each prompt to; again: switch it off"),
     _action("app.follow", "ctrl+end", "scroll to the end of the transcript and follow the reply"),
@@ -94,7 +100,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("chats.rename", "r", "rename the highlighted chat"),
     _action("chats.delete", "d", "delete the highlighted chat (press twice)"),
     _action("chats.search", "slash", "search every saved message"),
-    _action("picker.choose", "enter", "choose the highlighted row (compare picker: compare the marked rows)"),
+    _action("picker.choose", "enter", "choose the highlighted row (compare picker: compare the marked rows; prompt "
+            "search: put the prompt in the box)"),
     _action("picker.mark", "tab", "compare picker: mark or unmark the highlighted row"),
     _action("picker.down", "down", "highlight the next row"),
     _action("picker.up", "up", "highlight the row before"),

@@ -113,6 +113,10 @@ class Recorder(Protocol):
     def held(self, chat_id: int) -> str | None:
         """What holds a stored chat on private sources, as :meth:`hold` saved it; ``None``: not known."""
         ...
+    def branch(self, prompt_id: int) -> list[dict[str, str]]:
+        """The next prompt takes the place of saved prompt ``prompt_id`` of the chat, a branch beside it; returns
+        the context before it. Raises ``StoreError``, or ``LookupError`` when no chat is recorded."""
+        ...
 
 
 class Router(Protocol):
@@ -310,6 +314,24 @@ class Session:
         self.held = Finding(held, EARLIER_TURN) if held else None
         self._released = 0 if held is None else len(stored)
         self.recorder.chat_id = chat_id
+
+    def branch(self, prompt_id: int) -> None:
+        """Send the next prompt in place of saved prompt ``prompt_id`` of this chat: its context becomes the turns
+        before that prompt, and history files it as a branch beside the turns from there on, which stay as they
+        were (the chat list shows both). What held the chat still holds it, and what the turns left behind held
+        holds it too: a secret in any branch keeps the chat on private sources.
+
+        Raises ``StoreError`` when ``prompt_id`` is no prompt of the chat's branch, ``LookupError`` when no saved
+        chat is being recorded."""
+        if self.recorder is None:
+            raise LookupError("history is not being kept in this session")
+        earlier = tuple(m["content"] for m in self._turns()[self._released:] if m.get("content"))
+        stored = self.recorder.branch(prompt_id)
+        if self.held is None and (found := find_sensitive("", (), earlier, scanner=self.scanner)):
+            self.held = Finding(found[0].what, EARLIER_TURN)
+        self.messages = self._system() + stored
+        self._replacing = None
+        self._released = 0  # every turn of the branch is scanned again, whatever an override released before
 
     def retract(self, turn: Turn) -> bool:
         """Take ``turn`` back out of the context (before retrying it, or keeping another reply), so no text

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fastchat_tui.commands.common import CommandError, fail
 from fastchat_tui.dates import local_minute
-from fastchat_tui.store import ChatInfo, Store, StoreError, kept_first, markdown_lines, open_history
+from fastchat_tui.store import Branch, ChatInfo, Store, StoreError, kept_first, markdown_lines, open_history
 from fastchat_tui.text import clean
 
 _MARK = ("\ue000", "\ue001")
@@ -39,14 +39,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     show = actions.add_parser("show", help="print one chat as Markdown",
                               description="Print one chat as Markdown, each prompt's alternative replies "
-                                          "(from a race or a compare) under the one kept.")
+                                          "(from a race or a compare) under the one kept: the branch the chat follows, "
+                                          "or with --branch another (a chat branches where an earlier prompt was "
+                                          "edited and sent again).")
     show.add_argument("id", type=int, help="the chat's id (from `fastchat history`)")
+    _branch_flag(show)
     _json_flag(show)
 
     export = actions.add_parser("export", help="write one chat to a Markdown file",
                                 description="Write one chat to a Markdown file ('.json' writes JSON).")
     export.add_argument("id", type=int, help="the chat's id")
     export.add_argument("-o", "--output", required=True, help="the file to write, or '-' for stdout")
+    _branch_flag(export)
 
     search = actions.add_parser("search", help="find messages containing every word of TEXT",
                                 description="Find messages containing every word of TEXT (any case, any part of a word).")
@@ -61,6 +65,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     delete = actions.add_parser("delete", help="delete a chat and its messages", description="Delete a chat and its messages.")
     delete.add_argument("id", type=int)
     parser.set_defaults(run=run)
+
+
+def _branch_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-b", "--branch", type=int, metavar="N",
+                        help="branch N of the chat (default: the one it follows; `fastchat history` counts them)")
 
 
 def _json_flag(parser: argparse.ArgumentParser) -> None:
@@ -87,17 +96,18 @@ def listing(store: Store, args: argparse.Namespace) -> int:
     width = max(2, *(len(str(chat.id)) for chat in chats))
     print(f"{'ID':>{width}}  {'UPDATED':<16}  {'MSGS':>5}  TITLE")
     for chat in chats:
+        branches = f"  ({chat.branches} branches)" if chat.branches > 1 else ""
         print(f"{chat.id:>{width}}  {local_minute(chat.updated_at):<16}  {chat.message_count:>5}  "
-              f"{clean(chat.title) or '(untitled)'}")
+              f"{clean(chat.title) or '(untitled)'}{branches}")
     return 0
 
 
 def show(store: Store, args: argparse.Namespace) -> int:
     chat = _chat(store, args.id)
     if args.json:
-        print(_json(_chat_json(store, chat)))
+        print(_json(_chat_json(store, chat, args.branch)))
         return 0
-    sys.stdout.writelines(_markdown(store, chat))
+    sys.stdout.writelines(_markdown(store, chat, args.branch))
     return 0
 
 
@@ -105,7 +115,7 @@ def export(store: Store, args: argparse.Namespace) -> int:
     chat = _chat(store, args.id)
     as_json = args.output.lower().endswith(".json")
     if args.output == "-":
-        sys.stdout.writelines(_markdown(store, chat))
+        sys.stdout.writelines(_markdown(store, chat, args.branch))
         return 0
     target = Path(args.output).expanduser()
     if target.is_dir():
@@ -115,9 +125,9 @@ def export(store: Store, args: argparse.Namespace) -> int:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             if as_json:
-                out.write(_json(_chat_json(store, chat)) + "\n")
+                out.write(_json(_chat_json(store, chat, args.branch)) + "\n")
             else:
-                out.writelines(_markdown(store, chat))
+                out.writelines(_markdown(store, chat, args.branch))
         os.replace(temporary, target)
     except OSError as exc:
         raise CommandError(f"cannot write {target}: {exc.strerror}") from None
@@ -164,15 +174,31 @@ def _chat(store: Store, chat_id: int) -> ChatInfo:
     return chat
 
 
-def _markdown(store: Store, chat: ChatInfo) -> Iterator[str]:
-    """The chat as Markdown (alternatives under each kept reply), cleaned line by line."""
-    return map(clean, markdown_lines(chat, store.iter_messages(chat.id, alternatives=True)))
+def _branch(store: Store, chat: ChatInfo, number: int | None) -> Branch | None:
+    """Branch ``number`` of ``chat`` (``None``: the one it follows); a clear error when it has no such branch."""
+    branches = store.branches(chat.id)
+    if number is not None and not 1 <= number <= max(1, len(branches)):
+        raise CommandError(f"chat {chat.id} has no branch {number} (it has {max(1, len(branches))}; see `fastchat history`)")
+    if not branches:
+        return None
+    return branches[number - 1] if number is not None else next(branch for branch in branches if branch.active)
 
 
-def _chat_json(store: Store, chat: ChatInfo) -> dict[str, object]:
-    """The chat with every message, a prompt's alternative replies after its kept one (``reply.alternative``)."""
-    messages = kept_first(store.iter_messages(chat.id, alternatives=True))
-    return {**chat.as_dict(), "messages": [message.as_dict() for message in messages]}
+def _markdown(store: Store, chat: ChatInfo, number: int | None = None) -> Iterator[str]:
+    """The chat's branch as Markdown (alternatives under each kept reply), cleaned line by line."""
+    branch = _branch(store, chat, number)
+    messages = store.iter_messages(chat.id, alternatives=True, branch=branch.number if branch else None)
+    return map(clean, markdown_lines(chat, messages, branch))
+
+
+def _chat_json(store: Store, chat: ChatInfo, number: int | None = None) -> dict[str, object]:
+    """The chat's branch with every message, a prompt's alternative replies after its kept one
+    (``reply.alternative``), and every branch (``branches``; ``branch``: the number of the one shown)."""
+    branch = _branch(store, chat, number)
+    messages = kept_first(store.iter_messages(chat.id, alternatives=True, branch=branch.number if branch else None))
+    return {**chat.as_dict(), "branch": branch.number if branch else 1,
+            "branches": [each.as_dict() for each in store.branches(chat.id)],
+            "messages": [message.as_dict() for message in messages]}
 
 
 def _json(data: object) -> str:

@@ -11,12 +11,13 @@ from fastchat_tui.store.db import SCHEMA_VERSION, StoreError
 from fastchat_tui.store.export import kept_first, markdown_lines
 from fastchat_tui.store.history import Store, default_recorder, existing_history, open_history
 from fastchat_tui.store.ledger import StoreLedger
-from fastchat_tui.store.models import BenchRow, ChatInfo, ReplyInfo, SearchHit, SourceUsage, StoredMessage
+from fastchat_tui.store.models import BenchRow, Branch, ChatInfo, ReplyInfo, SearchHit, SourceUsage, StoredMessage
 from fastchat_tui.store.recorder import ChatRecorder
 
 __all__ = [
     "SCHEMA_VERSION",
     "BenchRow",
+    "Branch",
     "ChatInfo",
     "ChatRecorder",
     "ReplyInfo",

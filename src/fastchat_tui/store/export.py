@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from fastchat_tui.dates import local_minute
 from fastchat_tui.meter import tokens_text
-from fastchat_tui.store.models import ChatInfo, StoredMessage
+from fastchat_tui.store.models import Branch, ChatInfo, StoredMessage
 
 
 def kept_first(messages: Iterable[StoredMessage]) -> Iterator[StoredMessage]:
@@ -27,11 +27,16 @@ def _kept_first(replies: list[StoredMessage]) -> list[StoredMessage]:
     return sorted(replies, key=lambda message: bool(message.reply and message.reply.alternative))  # stable
 
 
-def markdown_lines(chat: ChatInfo, messages: Iterable[StoredMessage]) -> Iterator[str]:
+def markdown_lines(chat: ChatInfo, messages: Iterable[StoredMessage], branch: Branch | None = None) -> Iterator[str]:
     """Each message under a heading; each reply with its reasoning folded away, its meter line and, if it failed,
-    why; a prompt's alternative replies under its kept one."""
+    why; a prompt's alternative replies under its kept one. A chat of several branches says which ``branch`` the
+    messages are of."""
     yield f"# {chat.title or f'Chat {chat.id}'}\n\n"
     yield f"*fastchat chat {chat.id} · started {local_minute(chat.created_at)} · {chat.message_count} messages*\n"
+    if branch is not None and branch.count > 1:
+        followed = "the one the chat follows" if branch.active else "not the one the chat follows"
+        shared = f", sharing its first {branch.shared} prompts with an earlier branch" if branch.shared else ""
+        yield f"\n*{branch.label} ({followed}{shared}); `fastchat history show {chat.id} --branch N` shows another*\n"
     replied, alternatives = False, 0
     for message in kept_first(messages):
         if message.role == "user":

@@ -11,6 +11,7 @@ import json
 import sqlite3
 import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,7 +21,7 @@ from fastchat_tui.keys import redact
 from fastchat_tui.routing import LatencyStats
 from fastchat_tui.store.db import Database, StoreError, default_path, reply_parts
 from fastchat_tui.store.export import markdown_lines
-from fastchat_tui.store.models import BenchRow, ChatInfo, ReplyInfo, SavedReply, SearchHit, SourceUsage, StoredMessage
+from fastchat_tui.store.models import BenchRow, Branch, ChatInfo, ReplyInfo, SavedReply, SearchHit, SourceUsage, StoredMessage
 from fastchat_tui.store.recorder import ChatRecorder
 
 _REPLY_COLUMNS = (
@@ -38,6 +39,13 @@ _BENCH_COLUMNS = (
 _ANSWERED = "(status IN ('complete', 'truncated', 'empty') OR ttft_s IS NOT NULL OR coalesce(output_tokens, 0) > 0)"
 """A reply row the source answered: it ended normally (an empty answer too), or some of it arrived before it was cut
 or cancelled. A request refused, unreachable or stopped before its first token is not a reply."""
+_BRANCHES = ("max(1, (SELECT count(*) FROM messages u WHERE u.chat_id = c.id AND u.role = 'user'"
+             " AND NOT EXISTS (SELECT 1 FROM messages k WHERE k.parent_id = u.id AND k.chat_id = c.id)))")
+"""How many branches chat ``c`` has: its prompts no other prompt follows (one, for a chat without any)."""
+_ON_BRANCH = " AND (CASE WHEN m.role = 'user' THEN m.id ELSE r.prompt_id END) IN (SELECT value FROM json_each(?))"
+"""The condition that keeps a message of one branch: a prompt on it, or a reply to one (the ids as a JSON list)."""
+PROMPTS_SCANNED = 10_000
+"""How many of the newest saved prompts :meth:`Store.prompts` looks through: recall stays quick in a long history."""
 _BENCH_INSERT = f"INSERT INTO bench_runs ({_BENCH_COLUMNS}, summary) VALUES ({', '.join(['?'] * 19)})"  # 18 + summary
 
 
@@ -111,7 +119,7 @@ class Store(Database):
         """Chats, most recently active first."""
         sql = (
             "SELECT c.id, c.title, c.created_at, c.updated_at,"
-            " (SELECT count(*) FROM messages m WHERE m.chat_id = c.id)"
+            f" (SELECT count(*) FROM messages m WHERE m.chat_id = c.id), {_BRANCHES}"
             " FROM chats c ORDER BY c.updated_at DESC, c.id DESC LIMIT ? OFFSET ?"
         )
         rows = self._read(lambda c: c.execute(sql, (-1 if limit is None else limit, offset)).fetchall())
@@ -130,15 +138,19 @@ class Store(Database):
         return self._write(lambda c: c.execute("DELETE FROM chats WHERE id = ?", (chat_id,)).rowcount) > 0
 
     def messages(self, chat_id: int, *, limit: int | None = None, before_id: int | None = None,
-                 alternatives: bool = False) -> list[StoredMessage]:
+                 alternatives: bool = False, branch: int | None = None) -> list[StoredMessage]:
         """A chat's messages in order, each assistant message with its reply figures: the conversation, its
-        kept replies only, unless ``alternatives`` (see :meth:`iter_messages`).
+        kept replies only, unless ``alternatives`` (see :meth:`iter_messages`); of the branch the chat follows, or
+        branch number ``branch`` (see :meth:`branches`; :class:`StoreError` if it has none so numbered).
 
         ``limit`` keeps only the last ``limit`` (before ``before_id``, if given), for
         loading a long chat from its end.
         """
-        where = "m.chat_id = ?" + (" AND m.id < ?" if before_id is not None else "") + _kept_only(alternatives)
-        params: list[Any] = [chat_id] + ([before_id] if before_id is not None else [])
+        on_branch = self._on_branch(chat_id, branch)
+        where = ("m.chat_id = ?" + (" AND m.id < ?" if before_id is not None else "") + _kept_only(alternatives)
+                 + (_ON_BRANCH if on_branch is not None else ""))
+        params: list[Any] = [chat_id] + ([before_id] if before_id is not None else []) + (
+            [on_branch] if on_branch is not None else [])
         sql = (
             f"SELECT {_MESSAGE_COLUMNS} FROM messages m LEFT JOIN replies r ON r.message_id = m.id"
             f" WHERE {where} ORDER BY m.id DESC LIMIT ?"
@@ -148,19 +160,24 @@ class Store(Database):
         messages.reverse()
         return messages
 
-    def iter_messages(self, chat_id: int, batch: int = 500, *, alternatives: bool = False) -> Iterator[StoredMessage]:
-        """A chat's messages in order, fetched ``batch`` at a time (memory stays flat for long chats).
+    def iter_messages(self, chat_id: int, batch: int = 500, *, alternatives: bool = False,
+                      branch: int | None = None) -> Iterator[StoredMessage]:
+        """A chat's messages in order, fetched ``batch`` at a time (memory stays flat for long chats), of the branch
+        the chat follows or branch number ``branch`` (as :meth:`messages`).
 
         With ``alternatives``, every reply to a prompt that got several (a race's columns, a hedged request's
         copies, a retried reply's) comes too, each after its prompt in the order they began (``reply.alternative`` tells the
         kept one from the others); without, only the kept one."""
+        on_branch = self._on_branch(chat_id, branch)
         sql = (
             f"SELECT {_MESSAGE_COLUMNS} FROM messages m LEFT JOIN replies r ON r.message_id = m.id"
-            f" WHERE m.chat_id = ? AND m.id > ?{_kept_only(alternatives)} ORDER BY m.id LIMIT ?"
+            f" WHERE m.chat_id = ? AND m.id > ?{_kept_only(alternatives)}{_ON_BRANCH if on_branch is not None else ''}"
+            " ORDER BY m.id LIMIT ?"
         )
 
         def page(after: int) -> list[StoredMessage]:
-            return self._read(lambda c: _messages(c, c.execute(sql, (chat_id, after, batch)).fetchall()))
+            params = (chat_id, after, *((on_branch,) if on_branch is not None else ()), batch)
+            return self._read(lambda c: _messages(c, c.execute(sql, params).fetchall()))
 
         after = 0
         while True:
@@ -170,22 +187,31 @@ class Store(Database):
                 return
             after = messages[-1].id
 
-    def context(self, chat_id: int) -> list[dict[str, str]]:
-        """The chat as the model sees it: each prompt with its kept answer, for replies that have one (never
-        reasoning, never an alternative).
+    def context(self, chat_id: int, before: int | None = None) -> list[dict[str, str]]:
+        """The chat as the model sees it: each prompt of the branch it follows with its kept answer, for replies
+        that have one (never reasoning, never an alternative); with ``before`` (a prompt's id on that branch), only
+        the turns before that prompt: the context of a prompt sent in its place (:meth:`ChatRecorder.branch`).
 
-        Raises :class:`StoreError` when there is no chat ``chat_id``.
+        Raises :class:`StoreError` when there is no chat ``chat_id``, or ``before`` is no prompt of its branch.
         """
         sql = (
             "SELECT p.content, m.content, m.id, r.status FROM replies r JOIN messages m ON m.id = r.message_id"
             " JOIN messages p ON p.id = r.prompt_id WHERE m.chat_id = ? AND r.alternative = 0"
-            " AND (m.content != '' OR r.status = 'streaming') ORDER BY p.id"
+            " AND (m.content != '' OR r.status = 'streaming')"
+            " AND (? IS NULL OR p.id IN (SELECT value FROM json_each(?))) ORDER BY p.id"
         )
 
         def body(c: sqlite3.Connection) -> list[tuple[str, str]] | None:
             if not _chat_row(c, chat_id):
                 return None
-            rows = c.execute(sql, (chat_id,)).fetchall()
+            branches = _branches(c, chat_id)
+            path = next((branch.prompt_ids for branch in branches if branch.active), ())
+            if before is not None:
+                if before not in path:
+                    raise StoreError(f"message {before} is no prompt of chat {chat_id}'s branch")
+                path = path[:path.index(before)]
+            on_branch = json.dumps(path) if len(branches) > 1 or before is not None else None
+            rows = c.execute(sql, (chat_id, on_branch, on_branch)).fetchall()
             parts = reply_parts(c, [row[2] for row in rows if row[3] == "streaming"])
             return [(prompt, reply + parts.get(message_id, ("", ""))[0]) for prompt, reply, message_id, _ in rows]
 
@@ -202,8 +228,56 @@ class Store(Database):
         """What holds chat ``chat_id`` on private sources: the kind of secret one of its turns held (never the
         value), ``""`` when nothing does, ``None`` when it is not known (a chat saved before fastchat kept this,
         or no such chat)."""
-        row = self._read(lambda c: c.execute("SELECT held FROM chats WHERE id = ?", (chat_id,)).fetchone())
-        return row[0] if row else None
+        row = self._read(lambda c: c.execute(f"SELECT held, {_BRANCHES} FROM chats c WHERE id = ?", (chat_id,)).fetchone())
+        if row is None or (row[0] == "" and row[1] > 1):  # "nothing" was said of one branch: the others are scanned
+            return None
+        return str(row[0]) if row[0] is not None else None
+
+    # -- branches ------------------------------------------------------------------------
+
+    def branches(self, chat_id: int) -> list[Branch]:
+        """Chat ``chat_id``'s branches in the order they were started (one for a chat never branched; none for no
+        such chat), the one it follows ``active``."""
+        return self._read(lambda c: _branches(c, chat_id))
+
+    def switch_branch(self, chat_id: int, number: int) -> Branch:
+        """Make the chat follow branch ``number`` (its context, its transcript, what new prompts join). Raises
+        :class:`StoreError` when it has no branch so numbered."""
+        def body(c: sqlite3.Connection) -> Branch:
+            branches = _branches(c, chat_id)
+            if not 1 <= number <= len(branches):
+                raise StoreError(_no_branch(chat_id, number, len(branches)))
+            chosen = branches[number - 1]
+            c.execute("UPDATE chats SET leaf_id = ? WHERE id = ?", (chosen.prompt_ids[-1], chat_id))
+            return replace(chosen, active=True)
+
+        return self._write(body)
+
+    def _on_branch(self, chat_id: int, number: int | None) -> str | None:
+        """The prompt ids (a JSON list) of branch ``number`` (``None``: the one the chat follows), or ``None`` when the
+        chat has only one: every message is on it."""
+        branches = self.branches(chat_id)
+        if number is not None and not 1 <= number <= max(1, len(branches)):
+            raise StoreError(_no_branch(chat_id, number, len(branches)))
+        if len(branches) <= 1:
+            return None
+        chosen = branches[number - 1] if number is not None else next(branch for branch in branches if branch.active)
+        return json.dumps(chosen.prompt_ids)
+
+    # -- prompts -------------------------------------------------------------------------
+
+    def prompts(self, limit: int = 200, *, like: str | None = None, chat_id: int | None = None) -> list[str]:
+        """Earlier prompts, each once, for recalling them: chat ``chat_id``'s first (newest first), then the other
+        chats' (newest first); with ``like``, only those containing it (any case). At most ``limit``, from the
+        newest :data:`PROMPTS_SCANNED` prompts saved."""
+        pattern = None if not like else "%" + like.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        sql = (
+            "SELECT content FROM (SELECT id, chat_id, content FROM messages WHERE role = 'user' ORDER BY id DESC LIMIT ?)"
+            " WHERE trim(content, char(32, 9, 10, 13)) != '' AND (? IS NULL OR content LIKE ? ESCAPE '\\')"
+            " GROUP BY content ORDER BY max(CASE WHEN chat_id IS ? THEN id ELSE 0 END) DESC, max(id) DESC LIMIT ?"
+        )
+        rows = self._read(lambda c: c.execute(sql, (PROMPTS_SCANNED, pattern, pattern, chat_id, limit)).fetchall())
+        return [row[0] for row in rows]
 
     def markdown(self, chat_id: int) -> str:
         """The chat as Markdown: each message under a heading, each reply with its meter line, a prompt's
@@ -396,10 +470,59 @@ def _kept_only(alternatives: bool) -> str:
     return "" if alternatives else " AND coalesce(r.alternative, 0) = 0"
 
 
-def _chat_row(c: sqlite3.Connection, chat_id: int) -> tuple[int, str, float, float, int] | None:
+def _chat_row(c: sqlite3.Connection, chat_id: int) -> tuple[int, str, float, float, int, int] | None:
     return c.execute(
         "SELECT c.id, c.title, c.created_at, c.updated_at,"
-        " (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) FROM chats c WHERE c.id = ?", (chat_id,)).fetchone()
+        f" (SELECT count(*) FROM messages m WHERE m.chat_id = c.id), {_BRANCHES} FROM chats c WHERE c.id = ?",
+        (chat_id,)).fetchone()
+
+
+def _branches(c: sqlite3.Connection, chat_id: int) -> list[Branch]:
+    """The chat's branches: each prompt nothing follows, with the prompts before it, in the order they were started
+    (their prompt ids compared first to last: at each fork, the branch started first has the smaller id). The chat
+    follows the branch its ``leaf_id`` ends (else the newest branch through it, else the newest)."""
+    parents = dict(c.execute("SELECT id, parent_id FROM messages WHERE chat_id = ? AND role = 'user' ORDER BY id",
+                             (chat_id,)).fetchall())
+    if not parents:
+        return []
+    row = c.execute("SELECT leaf_id FROM chats WHERE id = ?", (chat_id,)).fetchone()
+    leaf = row[0] if row else None
+    ids = list(parents)  # in order
+    for index, prompt in enumerate(ids):  # a parent lost (to a repair) or out of order: the prompt before instead
+        parent = parents[prompt]
+        if parent is not None and (parent not in parents or parent >= prompt):
+            parents[prompt] = ids[index - 1] if index else None
+    followed = {parent for parent in parents.values() if parent is not None}
+    paths: list[tuple[int, ...]] = []
+    for prompt in ids:
+        if prompt in followed:
+            continue
+        walk = [prompt]
+        while (parent := parents[walk[-1]]) is not None:  # ids only go down: no loop
+            walk.append(parent)
+        paths.append(tuple(reversed(walk)))
+    paths.sort()
+    through = [path for path in paths if leaf in path]
+    active = max(through or paths, key=lambda path: path[-1])
+    branches = []
+    for number, path in enumerate(paths, 1):
+        shared = max((_common(path, other) for other in paths[:number - 1]), default=0)
+        branches.append(Branch(number, len(paths), path, shared, path is active))
+    return branches
+
+
+def _common(one: tuple[int, ...], other: tuple[int, ...]) -> int:
+    """How many first items ``one`` and ``other`` share."""
+    count = 0
+    for a, b in zip(one, other, strict=False):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
+def _no_branch(chat_id: int, number: int, count: int) -> str:
+    return f"chat {chat_id} has no branch {number} (it has {count or 1})"
 
 
 def _messages(c: sqlite3.Connection, rows: list[Any]) -> list[StoredMessage]:

@@ -39,6 +39,8 @@ class ChatInfo:
     created_at: float
     updated_at: float
     message_count: int
+    branches: int = 1
+    """How many branches the chat has (a prompt edited and sent again starts one: :class:`Branch`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -47,7 +49,29 @@ class ChatInfo:
             "created_at": iso(self.created_at),
             "updated_at": iso(self.updated_at),
             "messages": self.message_count,
+            "branches": self.branches,
         }
+
+
+@dataclass(slots=True, frozen=True)
+class Branch:
+    """One line of a chat's prompts, from its first to a prompt nothing follows: ``number`` of ``count`` (numbered
+    in the order they were started), and whether the chat follows it (``active``: its context, its transcript)."""
+
+    number: int
+    count: int
+    prompt_ids: tuple[int, ...]
+    """Its prompts' message ids, first to last."""
+    shared: int
+    """How many of its first prompts it shares with a branch numbered before it (0 for the first)."""
+    active: bool
+
+    @property
+    def label(self) -> str:
+        return f"branch {self.number} of {self.count}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"number": self.number, "prompts": list(self.prompt_ids), "shared": self.shared, "active": self.active}
 
 
 @dataclass(slots=True, frozen=True)

@@ -114,8 +114,9 @@ class _Store(Protocol):
 
     @property
     def repairs(self) -> int: ...
+    def _read(self, body: Callable[[sqlite3.Connection], T]) -> T: ...
     def _write(self, body: Callable[[sqlite3.Connection], T]) -> T: ...
-    def context(self, chat_id: int) -> list[dict[str, str]]: ...
+    def context(self, chat_id: int, before: int | None = None) -> list[dict[str, str]]: ...
     def held(self, chat_id: int) -> str | None: ...
     def replied(self, reply: SavedReply) -> None: ...
 
@@ -202,6 +203,9 @@ class ChatRecorder(Generic[S]):
         self._groups: dict[str, _Group] = {}  # the last GROUPS_KEPT groups, oldest first
         self._alone: _Live | None = None  # the rows of the last turn sent without a group: a retry may join its prompt
         self._held: tuple[int, str] | None = None  # the chat and what holds it, as last saved (Session.held)
+        self._fork: tuple[int, int | None] | None = None
+        """(chat, prompt): the next new prompt of that chat follows that prompt (``None``: it starts the chat again),
+        not the chat's last one: it starts a branch (:meth:`branch`)."""
 
     def context(self, chat_id: int) -> list[dict[str, str]]:
         """Chat ``chat_id`` as the model sees it (for resuming it); :class:`StoreError` if there is no such chat."""
@@ -210,6 +214,21 @@ class ChatRecorder(Generic[S]):
     def held(self, chat_id: int) -> str | None:
         """What holds chat ``chat_id`` on private sources (``""``: nothing; ``None``: not known)."""
         return self.store.held(chat_id)
+
+    def branch(self, prompt_id: int) -> list[dict[str, str]]:
+        """The next prompt takes the place of saved prompt ``prompt_id`` of the chat recorded: it is filed after the
+        prompt before that one, a branch beside the turns from ``prompt_id`` on, which stay as they are. Returns the
+        context of the branch until there (the turns before ``prompt_id``); :class:`StoreError` when ``prompt_id`` is
+        no prompt of the branch the chat follows, ``LookupError`` when no chat is recorded."""
+        chat_id = self.chat_id
+        if chat_id is None:
+            raise LookupError("no saved chat to branch")
+        context = self.store.context(chat_id, before=prompt_id)
+        parent = self.store._read(lambda c: c.execute("SELECT parent_id FROM messages WHERE id = ?",
+                                                       (prompt_id,)).fetchone()[0])
+        self._fork = (chat_id, parent)
+        self._alone = None  # a retry of the reply before the fork must not file under the prompt branched from
+        return context
 
     def hold(self, what: str) -> None:
         """The chat being recorded is held on private sources by ``what`` (a kind of secret), or by nothing
@@ -283,6 +302,7 @@ class ChatRecorder(Generic[S]):
             self.problem = None
             if live is None or saved.message_id != live.message_id:  # new rows: the chat they went into
                 self.chat_id = saved.chat_id
+                self._fork = None
                 self._filed(turn, saved)
             if final:
                 self._live.pop(id(turn), None)
@@ -355,9 +375,16 @@ class ChatRecorder(Generic[S]):
             else:
                 chat_id = chosen
                 c.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
+            fork = self._fork
+            if fork is not None and fork[0] == chat_id:
+                parent = fork[1]
+            else:  # the last prompt of the branch the chat follows
+                parent = c.execute("SELECT coalesce((SELECT leaf_id FROM chats WHERE id = ?), (SELECT max(id) FROM messages"
+                                   " WHERE chat_id = ? AND role = 'user'))", (chat_id, chat_id)).fetchone()[0]
             prompt_id = _row_id(c.execute(
-                "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'user', ?, ?)",
-                (chat_id, prompt, turn.started_at)))
+                "INSERT INTO messages (chat_id, role, content, created_at, parent_id) VALUES (?, 'user', ?, ?, ?)",
+                (chat_id, prompt, turn.started_at, parent)))
+            c.execute("UPDATE chats SET leaf_id = ? WHERE id = ?", (prompt_id, chat_id))
         message_id = _row_id(c.execute(
             "INSERT INTO messages (chat_id, role, content, created_at) VALUES (?, 'assistant', '', ?)",
             (chat_id, now)))

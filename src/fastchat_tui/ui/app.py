@@ -72,6 +72,10 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         bind("app.interrupt", "interrupt", show=False, priority=True),  # ahead of the prompt's copy, while streaming
         bind("app.interrupt", "help_quit", show=False, system=True),  # Textual's own, which the line above would hide
         bind("app.retry", "retry", "Retry"),
+        bind("app.retry", "regenerate", "Regenerate"),  # the same key, after a complete reply
+        bind("app.search_prompts", "search_prompts", show=False),
+        bind("app.edit_prompt", "edit_prompt", show=False),
+        bind("app.next_branch", "next_branch", show=False),
         bind("app.chats", "chats", "Chats"),
         bind("app.compare", "compare", "Compare"),
         bind("compare.next_column", "next_column", "Column"),
@@ -150,6 +154,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
             placeholder=f"Ask anything · {key('prompt.submit')} sends · {key('prompt.newline')} new line · "
             f"{key('app.cycle_source')} source · {key('app.cancel_reply')} cancel"
         )
+        self.prompt_input.recall.earlier = self.earlier_prompts
         self.status = StatusBar(id="status")
         self.changes = Changes(self, self.chat, self.session,
                                commit=lambda: bool(getattr(getattr(config, "edit", None), "commit", False)))
@@ -253,6 +258,9 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
             self.notify(plain(replies), severity="warning")
             message.prompt_input.give_back(message.text)
             return
+        if self.editing is not None and not self.branch_at_edit():
+            message.prompt_input.give_back(message.text)
+            return
         files = self.files_for(message.text)
         if files is None:  # a file named cannot be read: the error is shown, the prompt kept
             message.prompt_input.give_back(message.text)
@@ -314,6 +322,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
         finally:
             reply.end()
+            self.show_branch()  # a prompt sent after an edit made a branch
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),
@@ -344,6 +353,11 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         answer or stopped at the token limit, with the same options (:meth:`Conversation.retry`)."""
         if not self.streaming and (events := self.conversation.retry()) is not None:
             self._follow(events)
+
+    def action_regenerate(self) -> None:
+        """Ctrl+R after a complete reply: regenerate it in place, on its source (the one before stays in history
+        as an alternative)."""
+        self.action_retry()
 
     def on_prompt_input_follow_requested(self) -> None:
         self.action_follow()
@@ -416,13 +430,17 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
             return self.chat.has_thinking == (action == "toggle_thinking")
         if action == "page_transcript" and parameters == (-1,):  # PageUp: in the footer once the transcript scrolls
             return self.chat.overflowing
-        if action == "cancel_reply":  # Esc: in the footer while a reply streams; else it goes on to the screen
-            return self.streaming
+        if action == "cancel_reply":  # Esc: in the footer while a reply streams or a prompt is edited; else it goes on
+            return self.streaming or self.editing is not None
         if action == "drop_file":  # in the footer while the next prompt has files
             return self.can_drop_file()
         if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim
             conversation = self.conversation
-            return True if conversation.retryable() or conversation.retryable_comparison() else None
+            if conversation.retryable() or conversation.retryable_comparison():
+                return True
+            return False if conversation.regenerable() and not self.streaming else None  # then: Regenerate
+        if action == "regenerate":  # Ctrl+R after a complete reply (none of a comparison's columns to retry)
+            return bool(self.conversation.regenerable()) and not self.streaming
         if action == "next_column":  # only while a comparison shows one column at a time
             view = self.compare_view
             return view is not None and view.single
@@ -439,7 +457,11 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         self.action_cancel_reply()
 
     def action_cancel_reply(self) -> None:
-        """Stop the streaming reply (in a compare turn: every column); the text so far is kept and marked cancelled."""
+        """Stop the streaming reply (in a compare turn: every column); the text so far is kept and marked cancelled.
+        While an earlier prompt is edited (and nothing streams), leave that mode."""
+        if self.editing is not None and not self.streaming:
+            self.leave_editing()
+            return
         view = self.compare_view
         if view is not None and view.streaming:
             view.cancel()  # each column ends, cancelled, and the ranking follows

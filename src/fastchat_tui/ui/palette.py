@@ -39,6 +39,10 @@ class Palette(Base):
         async def action_chats(self) -> None: ...
         def action_compare(self) -> None: ...
         def action_attach_file(self) -> None: ...
+        def action_search_prompts(self) -> None: ...
+        def action_edit_prompt(self) -> None: ...
+        def switch_branch(self, number: int) -> None: ...
+        def branch_commands(self) -> list[tuple[str, int]]: ...
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -49,6 +53,13 @@ class Palette(Base):
                             f"{shown_key(self, 'app.drop_file')} drops the last)", self.action_attach_file)
         yield SystemCommand("Chats", f"Open, search, rename or delete saved chats ({shown_key(self, 'app.chats')})",
                             self.action_chats)
+        yield SystemCommand("Search earlier prompts", "Find a prompt of this chat or a past one and put it in the box "
+                            f"({shown_key(self, 'app.search_prompts')})", self.action_search_prompts)
+        yield SystemCommand("Edit an earlier prompt", "Put this chat's last prompt in the box; sending it branches the chat "
+                            f"there ({shown_key(self, 'app.edit_prompt')}; again: the prompt before)", self.action_edit_prompt)
+        for label, number in self.branch_commands():
+            yield SystemCommand(plain(label), "Show that branch of this chat and continue it "
+                                f"({shown_key(self, 'app.next_branch')}: the next branch)", partial(self.switch_branch, number))
         now = ", ".join(map(pick_label, self.compare))
         compare = shown_key(self, "app.compare")
         yield SystemCommand("Compare sources", plain(f"Compare mode is on ({now}): switch it off ({compare})")

@@ -36,10 +36,12 @@ MARK = ("\x02", "\x03")
 
 
 def chat_label(chat: ChatInfo, current: bool = False) -> Text:
-    """``● title   12 msgs · 2026-05-09 10:00`` for one row of the list."""
+    """``● title   12 msgs · 2 branches · 2026-05-09 10:00`` for one row of the list (a chat never branched: no
+    branches part)."""
     text = Text("● " if current else "  ", style="bold" if current else "")
     text.append(chat.title or f"Chat {chat.id}", style="bold" if current else "")
-    text.append(f"   {chat.message_count} msgs · {local_minute(chat.updated_at)}", style="dim")
+    branches = f" · {chat.branches} branches" if chat.branches > 1 else ""
+    text.append(f"   {chat.message_count} msgs{branches} · {local_minute(chat.updated_at)}", style="dim")
     return text
 
 

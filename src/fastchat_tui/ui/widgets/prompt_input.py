@@ -1,6 +1,8 @@
 """The multi-line prompt: Enter sends, Ctrl+J (or Shift+Enter where the terminal reports it) adds a line
-(``prompt.submit`` and ``prompt.newline`` in the keymap). ``@`` and a path prefix offer the project's file names
-(:class:`~fastchat_tui.ui.widgets.path_completion.PathCompletion`): Up/Down move, Tab or Enter accepts, Esc closes."""
+(``prompt.submit`` and ``prompt.newline`` in the keymap); Up on the first line and Down on the last recall earlier
+prompts (:class:`~fastchat_tui.prompt_recall.PromptRecall`). ``@`` and a path prefix offer the project's file names
+(:class:`~fastchat_tui.ui.widgets.path_completion.PathCompletion`): while the list shows, Up/Down move in it, Tab or
+Enter accepts, Esc closes."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from fastchat_tui.project_files import complete, mention_at
+from fastchat_tui.prompt_recall import PromptRecall
 from fastchat_tui.ui.key_hints import bind, keymap_of
 from fastchat_tui.ui.widgets.path_completion import PathCompletion
 
@@ -60,6 +63,8 @@ class PromptInput(TextArea):
         self.root = root
         self._closed_at: str | None = None
         """The text Esc closed the list at: it stays closed until the text changes."""
+        self.recall = PromptRecall()
+        """Earlier prompts for Up and Down (the app gives it the history's)."""
         self._keyed: tuple[object, BindingsMap, BindingsMap] | None = None
         """This widget's and the app's bindings with the app's keymap applied, and that keymap (see
         :meth:`_keyed_bindings`)."""
@@ -160,6 +165,7 @@ class PromptInput(TextArea):
     def action_submit(self) -> None:
         text = self.text
         if text.strip():
+            self.recall.add(text)
             self.clear()
             # Straight to the app's queue, where the app's keys behind Enter run (see _on_key): F2 switches the
             # source only once this prompt went to the one chosen.
@@ -168,6 +174,27 @@ class PromptInput(TextArea):
     def give_back(self, text: str) -> None:
         """Put a submission the app refused back, ahead of whatever was typed since: as if Enter had not been pressed."""
         self.insert(text, (0, 0))
+
+    def show(self, text: str) -> None:
+        """Put ``text`` in the box in place of what is there, the cursor at its end."""
+        self.text = text
+        self.move_cursor(self.document.end)
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        """Up on the first line (nothing selected): the prompt before, as a shell recalls it."""
+        if not select and self.cursor_at_first_line and self.selection.is_empty:
+            if (earlier := self.recall.older(self.text)) is not None:
+                self.show(earlier)
+            return
+        super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        """Down on the last line while recalling: the prompt after, past the newest the text that was being typed."""
+        if not select and self.cursor_at_last_line and self.selection.is_empty and self.recall.browsing:
+            if (later := self.recall.newer()) is not None:
+                self.show(later)
+            return
+        super().action_cursor_down(select)
 
     def action_newline(self) -> None:
         self.insert("\n")

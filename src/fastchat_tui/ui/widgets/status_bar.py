@@ -68,6 +68,8 @@ class StatusBar(Horizontal):
         self.template = ""
         """The template each prompt goes through (its name); ``""``: none."""
         self.think = ""
+        self.branch = ""
+        """Which branch of the chat is shown (``branch 2 of 3``), or the prompt being edited; ``""``: the chat has one."""
         self.route = ""
         self.note = ""
         self.warn = False
@@ -82,7 +84,7 @@ class StatusBar(Horizontal):
 
     def show(self, *, selected: str | None = None, compare: str | None = None, template: str | None = None,
              think: str | None = None, route: str | None = None, note: str | None = None, warn: bool | None = None,
-             meter: str | None = None) -> None:
+             meter: str | None = None, branch: str | None = None) -> None:
         """Change any part of the bar; the rest stays. ``template``: the chat's template ("" for none); ``think``:
         the chat's thinking setting ("" for none); ``compare``: the sources of compare mode ("" when it is off)."""
         if selected is not None:
@@ -93,6 +95,8 @@ class StatusBar(Horizontal):
             self.compare = compare
         if think is not None:
             self.think = think
+        if branch is not None:
+            self.branch = branch
         if route is not None:
             self.route = route
         if note is not None:
@@ -127,8 +131,9 @@ class StatusBar(Horizontal):
 
     @property
     def _think_text(self) -> str:
-        return (f" · template {self.template}" if self.template else "") + (f" · thinking {self.think}" if self.think
-                                                                           else "")
+        return ((f" · template {self.template}" if self.template else "") + (f" · thinking {self.think}" if self.think
+                                                                            else "")
+                + (f" · {self.branch}" if self.branch else ""))
 
     @property
     def _note_text(self) -> str:
