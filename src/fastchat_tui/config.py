@@ -51,6 +51,7 @@ TOP_FIELDS: dict[str, Field] = {
     "temperature": Field("float", "the sampling temperature of every request", least=0, most=2),
     "max_tokens": Field("int", "the most tokens of any reply", least=1, most=10_000_000),
     "max_input_bytes": Field("int", "the most bytes read as a prompt or for review", default=16 << 20, least=1),
+    "max_attached_files": Field("int", "the most files one -f, @path or attach may read", default=500, least=1),
     "sources": Field("table", "one table per source", example="[sources.NAME]"),
     "templates": Field("table", "named prompts", example="[templates.NAME]"),
     "router": Field("table", "how auto mode routes prompts", example="[router]"),
@@ -210,6 +211,9 @@ class Config:
     max_input_bytes: int = TOP_FIELDS["max_input_bytes"].default
     """Most bytes read from standard input or a file given as a prompt or for review (a larger one is
     refused as it is read, never read whole first)."""
+    max_attached_files: int = TOP_FIELDS["max_attached_files"].default
+    """Most files read for one request's ``-f`` options or ``@path`` words (a directory or glob that names more
+    is refused, naming this key)."""
     sources: dict[str, SourceConfig] = field(default_factory=dict)
     templates: dict[str, Template] = field(default_factory=dict)
     router: RouterSettings = field(default_factory=RouterSettings)

@@ -85,6 +85,14 @@ class InputError(Exception):
     """Input that cannot be used (too large, binary, unreadable): the message names it and says what to do."""
 
 
+class BinaryInput(InputError):
+    """Input that is not text (a file signature, NUL bytes): a directory walk skips such a file with a note."""
+
+
+class InputTooLarge(InputError):
+    """Input larger than the limit it was read within."""
+
+
 @dataclass(frozen=True, slots=True)
 class InputText:
     """One input, read and decoded."""
@@ -116,13 +124,13 @@ def binary_kind(data: bytes | bytearray) -> str | None:
 
 
 def _refuse_binary(name: str, what: str) -> InputError:
-    return InputError(f"{name} is {what}, not text: fastchat sends only text to a model (source code, a diff, "
+    return BinaryInput(f"{name} is {what}, not text: fastchat sends only text to a model (source code, a diff, "
                       "a log, prose); for a binary file, send the text or code that describes it")
 
 
 def _over_limit(name: str, limit: int) -> InputError:
     """The error for an input larger than ``limit``: what, how much, and the config key that changes it."""
-    return InputError(
+    return InputTooLarge(
         f"{name} is larger than the input limit of {human_size(limit)} ({limit:,} bytes), so fastchat stopped "
         f"reading it: send less, or raise the limit with `{LIMIT_KEY} = {limit * 4}` at the top of the config file "
         "(`fastchat config path` shows where it is)"
