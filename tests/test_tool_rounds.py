@@ -129,7 +129,7 @@ async def test_garbage_in_a_tool_call_is_a_protocol_error(openai_server: OpenAIS
     head = b'data: {"choices":[{"index":0,"delta":{"tool_calls":'
     for garbage in (b'"not a list"', b'[{"index":99,"function":{"name":"x"}}]', b'[{"index":0,"function":{"name":7}}]'):
         openai_server.push(Script(tokens=["a"], garbage_at=1, garbage=head + garbage + b'}}]}\n\n'))
-        events, error = await collect(make_source(source("hosted", openai_server.url), "k"),
+        _, error = await collect(make_source(source("hosted", openai_server.url), "k"),
                                       [{"role": "user", "content": "hi"}])
         assert error is not None and error.kind == ErrorKind.PROTOCOL, garbage
         assert "tool call" in error.message or "tool_calls" in error.message, error.message
@@ -231,7 +231,8 @@ async def test_output_is_bounded(openai_server: OpenAIServer, tmp_path: Path) ->
     # whatever a tool returns, the toolbox cuts it to max_output_bytes and says how much it left out
     text, size, cut = bound("é" * 3000, 1000)
     assert (size, cut) == (6000, True) and len(text.encode()) <= 1000
-    assert text.endswith(f"[cut: {6000 - 2 * text.count('é'):,} more bytes; ask for less, e.g. a line range or a narrower pattern]")
+    more = 6000 - 2 * text.count("é")
+    assert text.endswith(f"[cut: {more:,} more bytes; ask for less, e.g. a line range or a narrower pattern]")
 
 
 async def test_cancelling_stops_the_running_tool(openai_server: OpenAIServer, tmp_path: Path) -> None:
