@@ -291,3 +291,40 @@ async def test_a_tool_result_with_a_secret_never_reaches_the_hosted_source(
     turns = finished(events)
     assert [t.source for t in turns] == ["hosted", "local"] and turns[-1].route.task == "sensitive"
     assert turns[-1].text == "It holds a key; I will not repeat it."
+
+
+# -- `fastchat ask` ----------------------------------------------------------------------------------------
+
+
+def test_ask_runs_read_only_tools_shows_each_call_on_stderr_and_gives_the_rounds_in_json(
+        openai_server: OpenAIServer, tmp_path: Path) -> None:
+    from tests.helpers import child_env, fastchat, write_config
+
+    (tmp_path / "proj").mkdir()
+    root = project(tmp_path / "proj")
+    path = write_config(tmp_path, {"hosted": {"kind": "openai", "base_url": openai_server.url, "model": "m",
+                                              "api_key_env": "HOSTED_KEY", "tags": ["hosted"]}})
+    env = child_env(path, data=tmp_path / "data", HOSTED_KEY="sk-test")
+    openai_server.push(
+        Script(tokens=["Let me look."], finish_reason="tool_calls", tool_calls=[("read_file", {"path": "README.md"})]),
+        Script(tokens=[], finish_reason="tool_calls", tool_calls=[("grep", {"pattern": "return"})]),
+        Script(tokens=["It returns 42."]))
+    done = fastchat(env, "ask", "--json", "what does main return?", cwd=root)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["text"] == "It returns 42." and result["round_count"] == 3 and not result["round_limit_hit"]
+    assert [r["round"] for r in result["rounds"]] == [1, 2, 3]
+    assert [[c["name"] for c in r["tool_calls"]] for r in result["rounds"]] == [["read_file"], ["grep"], []]
+    assert result["rounds"][0]["tool_calls"][0]["result_bytes"] == len("# demo\nrun main()\n")
+    # each round its own meter: a round that only asked for tools streamed no text, so it has no first token
+    assert [r["ttft_ms"] is not None for r in result["rounds"]] == [True, False, True]
+    assert [r["total_s"] > 0 for r in result["rounds"]] == [True, True, True]
+    assert result["turn_total_s"] >= result["model_s"] + result["tool_s"] - 0.001
+    calls = [line for line in done.stderr.splitlines() if "⚙" in line]
+    assert len(calls) == 2 and 'read_file {"path": "README.md"} · 18 B' in calls[0]
+    assert 'grep {"pattern": "return"}' in calls[1]
+    assert "3 rounds · model" in done.stderr
+
+    openai_server.reset()
+    done = fastchat(env, "ask", "--no-tools", "hi", cwd=root)
+    assert done.returncode == 0 and "tools" not in openai_server.last.json
