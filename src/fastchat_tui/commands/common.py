@@ -168,9 +168,9 @@ def template(config: Config, name: str | None) -> Template | None:
 
 
 def send_options(args: argparse.Namespace, config: Config) -> SendOptions:
-    """How ``ask`` and ``review`` send: ``-s``, ``-m`` (a model names its source), ``--max-tokens``,
-    ``--system``, ``--temperature``, ``--allow-sensitive``, ``--tools``/``--no-tools``. A ``-t`` template adds its system prompt when there
-    is no ``--system`` (:func:`fastchat_tui.conversation.apply_template`)."""
+    """How ``ask`` and ``review`` send: ``-s``, ``-m`` (a model names its source), ``--max-tokens``, ``--system``,
+    ``--temperature``, ``--allow-sensitive``, ``--tools``/``--no-tools``. A ``-t`` template adds its system prompt
+    when there is no ``--system`` (:func:`fastchat_tui.conversation.apply_template`)."""
     from fastchat_tui.turn import SendOptions
 
     source, model = args.source, None
