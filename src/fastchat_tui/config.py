@@ -59,8 +59,19 @@ TOP_FIELDS: dict[str, Field] = {
                   example="[keys]"),
     "history": Field("table", "how history keeps chats", example="[history]"),
     "edit": Field("table", "how a reply's file changes are applied", example="[edit]"),
+    "tools": Field("table", "the tools the model may run", example="[tools]"),
 }
 """The top level of the file."""
+
+TOOLS_FIELDS: dict[str, Field] = {
+    "enabled": Field("bool", "offer the model the read-only tools (read_file, list_files, grep)", default=True),
+    "max_rounds": Field("int", "the most model requests of one turn with tools", default=8, least=1, most=100),
+    "timeout_s": Field("float", "the longest one tool may run", default=20.0, more_than=0, most=DAY_S),
+    "max_output_bytes": Field("int", "the most bytes of one tool's result sent to the model", default=32_768,
+                              least=256, most=16 << 20),
+    "roots": Field("strings", "more directories the tools may read, besides the working directory", default=[]),
+}
+"""The ``[tools]`` table."""
 
 HISTORY_FIELDS: dict[str, Field] = {
     "mask_secrets": Field("bool", "save what looks sensitive in a prompt or reply masked, not as typed",
@@ -220,7 +231,21 @@ class Config:
     """``[history] mask_secrets``: history saves what looks sensitive masked (``[sensitive: …]``), not as typed."""
     edit_commit: bool = EDIT_FIELDS["commit"].default
     """``[edit] commit``: an applied change is committed to git (with the model's message) when in a repository."""
+    tools: ToolsConfig = field(default_factory=lambda: ToolsConfig())
+    """The ``[tools]`` table (:mod:`fastchat_tui.tool_rounds`)."""
     path: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsConfig:
+    """``[tools]``: whether the model is offered tools, and the bounds of a turn that runs them."""
+
+    enabled: bool = TOOLS_FIELDS["enabled"].default
+    max_rounds: int = TOOLS_FIELDS["max_rounds"].default
+    timeout_s: float = TOOLS_FIELDS["timeout_s"].default
+    max_output_bytes: int = TOOLS_FIELDS["max_output_bytes"].default
+    roots: tuple[Path, ...] = ()
+    """Directories the tools may read besides the working directory (``~`` expanded)."""
 
 
 def is_loopback_url(url: str) -> bool:
@@ -404,7 +429,7 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     _refuse_secrets(raw, loc, ())
     top = check_table(raw, TOP_FIELDS, loc, ())
     config = Config(**{key: top.get(key, spec.default) for key, spec in TOP_FIELDS.items()
-                       if key not in ("sources", "templates", "router", "keys", "history", "edit")})
+                       if key not in ("sources", "templates", "router", "keys", "history", "edit", "tools")})
     for name, table in _tables(top.get("sources", {}), ("sources",), "[sources.NAME]", loc):
         config.sources[name] = _parse_source(name, table, loc, env)
     for name, table in _tables(top.get("templates", {}), ("templates",), "[templates.NAME]", loc):
@@ -415,6 +440,10 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     config.mask_secrets = history.get("mask_secrets", HISTORY_FIELDS["mask_secrets"].default)
     edit = check_table(top.get("edit", {}), EDIT_FIELDS, loc, ("edit",))
     config.edit_commit = edit.get("commit", EDIT_FIELDS["commit"].default)
+    tools = check_table(top.get("tools", {}), TOOLS_FIELDS, loc, ("tools",))
+    config.tools = ToolsConfig(**{key: tools[key] for key in ("enabled", "max_rounds", "timeout_s", "max_output_bytes")
+                                  if key in tools},
+                               roots=tuple(Path(root).expanduser() for root in tools.get("roots", ())))
     if config.default_source != "auto" and config.default_source not in config.sources:
         choices = ", ".join(["auto", *config.sources]) or "auto"
         raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", (),

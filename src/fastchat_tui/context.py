@@ -14,7 +14,8 @@ included, and drops fallbacks that would not fit; the Ollama source uses
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from fastchat_tui.config import SourceConfig
 
@@ -42,7 +43,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8", "surrogatepass")) / BYTES_PER_TOKEN)
 
 
-def messages_tokens(messages: Sequence[dict[str, str]]) -> int:
+def messages_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     """The estimate for a whole request: every message's content (system prompt included)."""
     return estimate_tokens("\n".join(str(m.get("content") or "") for m in messages))
 
@@ -119,7 +120,7 @@ def _with_limit(source: SourceConfig) -> str:
 
 
 def ollama_options(
-    messages: Sequence[dict[str, str]], context_tokens: int | None, max_tokens: int | None
+    messages: Sequence[Mapping[str, Any]], context_tokens: int | None, max_tokens: int | None
 ) -> dict[str, int]:
     """The ``options`` of an Ollama chat request: ``num_ctx`` and ``num_predict``.
 

@@ -4,6 +4,7 @@ Every consumer (the TUI, ``ask``, ``review``, ``bench``) reads the same events::
 
     Hedged? · Routed
       · (Attempt · (ModelChosen | Retrying)* · [Preparing | SourceNote | ReasoningDelta | TextDelta | Usage | Progress]*
+         · ToolCalls?
          · Fallback?)+
       · Finished
 
@@ -22,7 +23,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastchat_tui.meter import Reading
-from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, SourceError, SourceNote, TextDelta, Usage
+from fastchat_tui.sources.base import (
+    ModelChosen,
+    Preparing,
+    ReasoningDelta,
+    SourceError,
+    SourceNote,
+    TextDelta,
+    ToolCalls,
+    Usage,
+)
 from fastchat_tui.turn import Turn
 
 
@@ -95,7 +105,7 @@ class Finished:
 
 
 SessionEvent = (Hedged | Routed | Attempt | ModelChosen | Retrying | Preparing | SourceNote | Fallback | ReasoningDelta
-                | TextDelta | Usage | Progress | Finished)
+                | TextDelta | Usage | ToolCalls | Progress | Finished)
 
 __all__ = ["Attempt", "Fallback", "Finished", "Hedged", "ModelChosen", "Preparing", "Progress", "ReasoningDelta",
-           "Retrying", "Routed", "SessionEvent", "SourceNote", "TextDelta", "Usage"]
+           "Retrying", "Routed", "SessionEvent", "SourceNote", "TextDelta", "ToolCalls", "Usage"]

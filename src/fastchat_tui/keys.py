@@ -45,14 +45,14 @@ import os
 import re
 import sys
 import threading
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from itertools import compress
 from typing import Any
 from urllib.parse import urlsplit
 
 from fastchat_tui.config import SourceConfig, is_loopback_url
 from fastchat_tui.presets import PRESETS
-from fastchat_tui.sources.base import ErrorKind, Event, ModelInfo, Probe, SourceError
+from fastchat_tui.sources.base import ErrorKind, Event, Message, ModelInfo, Probe, SourceError, ToolSpec
 
 SERVICE = "fastchat"
 SERVICE_ENV = "FASTCHAT_KEYRING_SERVICE"  # tests point this at a throwaway service name
@@ -632,8 +632,9 @@ class RefusedSource:
         error = self._error
         return SourceError(error.kind, error.message, source=error.source, status=error.status)
 
-    async def stream(self, messages: list[dict[str, str]], *, model: str | None = None, max_tokens: int | None = None,
-                     think: bool | str | None = None, temperature: float | None = None) -> AsyncGenerator[Event, None]:
+    async def stream(self, messages: Sequence[Message], *, model: str | None = None, max_tokens: int | None = None,
+                     think: bool | str | None = None, temperature: float | None = None,
+                     tools: Sequence[ToolSpec] = ()) -> AsyncGenerator[Event, None]:
         raise self._refused()
         yield  # type: ignore[unreachable]  # the yield makes this an async generator, as Source.stream is
 

@@ -40,6 +40,7 @@ from fastchat_tui.sources.base import (
     FALLBACK_KINDS,
     Done,
     ErrorKind,
+    Message,
     ModelChosen,
     NotRunning,
     Preparing,
@@ -49,6 +50,7 @@ from fastchat_tui.sources.base import (
     SourceError,
     SourceNote,
     TextDelta,
+    ToolCalls,
     Usage,
 )
 from fastchat_tui.stand_in import stand_in_for, stand_in_reason
@@ -144,7 +146,7 @@ class Router(Protocol):
 
 
 KeyLookup = Callable[[SourceConfig], "str | None"]
-AttemptEvent = ModelChosen | Retrying | Preparing | SourceNote | ReasoningDelta | TextDelta | Usage | Progress
+AttemptEvent = ModelChosen | Retrying | Preparing | SourceNote | ReasoningDelta | TextDelta | Usage | ToolCalls | Progress
 """What one source's attempts yield (:meth:`Session._attempts`)."""
 
 
@@ -395,6 +397,14 @@ class Session:
 
     # -- sending ---------------------------------------------------------------------------
 
+    def follow_up(self, turn: Turn) -> str:
+        """The group of the replies that follow ``turn`` under its prompt (its turn's next tool rounds): ``turn``'s
+        own, or a new one its prompt heads from now on. History files them beside ``turn`` until one is kept."""
+        group = turn.options.group or uuid.uuid4().hex
+        if self.recorder:
+            self.recorder.retrying(turn, group)
+        return group
+
     def retry(self, turn: Turn, source: str | None = None, *,
               allow_sensitive: bool = False) -> AsyncGenerator[SessionEvent, None]:
         """Send ``turn``'s prompt again with the same options: on ``source`` if given (e.g. after a new
@@ -568,7 +578,7 @@ class Session:
                       routed: Route | None = None) -> AsyncGenerator[SessionEvent, None]:
         """:meth:`stream` of one request; ``routed``: its route, made already."""
         turn = Turn(prompt, options)
-        messages = [*self.messages, {"role": "user", "content": prompt}]
+        messages: list[Message] = [*self.messages, {"role": "user", "content": prompt}, *options.exchange]
         max_tokens = options.max_tokens or self.config.max_tokens
         try:
             try:
@@ -610,9 +620,9 @@ class Session:
     def prepare(self, prompt: str, options: SendOptions) -> Route:
         """The route ``prompt`` would take (``options.route`` if set), checked against the first source's
         context as :meth:`stream` checks it. Raises :class:`SourceError` (``too_large``, ``not_found``)."""
-        return self._plan(prompt, options, [*self.messages, {"role": "user", "content": prompt}])[0]
+        return self._plan(prompt, options, [*self.messages, {"role": "user", "content": prompt}, *options.exchange])[0]
 
-    def _plan(self, prompt: str, options: SendOptions, messages: list[dict[str, str]],
+    def _plan(self, prompt: str, options: SendOptions, messages: Sequence[Message],
               routed: Route | None = None) -> tuple[Route, list[str], tuple[Finding, ...]]:
         """The route (``routed``, else ``options.route``, else routed now), the sources to try in order (those of
         the route that the request fits), and what looks sensitive in the request.
@@ -645,9 +655,13 @@ class Session:
             if not spec.is_private and (text := conversation if text is None else text):
                 texts[text] = None
         system = tuple(texts)
-        earlier = tuple(m["content"] for m in self._turns()[self._released:] if m.get("content"))
+        earlier = (*(m["content"] for m in self._turns()[self._released:] if m.get("content")), *_exchanged(options))
         return Request(prompt, options.attachments, earlier, options.max_tokens or self.config.max_tokens,
                        options.task, system, str(self.held) if self.held else None)
+
+    def sensitive(self, prompt: str, options: SendOptions) -> tuple[Finding, ...]:
+        """What looks sensitive in ``prompt`` sent with ``options`` (its tool rounds' results too), or holds the chat."""
+        return self._findings(self._request(prompt, options))
 
     def _findings(self, request: Request) -> tuple[Finding, ...]:
         """What looks sensitive in ``request`` (else what holds the chat): the one place a request's parts meet
@@ -704,7 +718,7 @@ class Session:
         if self.recorder:
             self.recorder.begin(turn)
 
-    def _end(self, turn: Turn, messages: list[dict[str, str]]) -> None:
+    def _end(self, turn: Turn, messages: Sequence[Message]) -> None:
         """The turn is over: its meter stopped, the turn recorded and, when remembered and sent alone, kept (one sent
         in a group is kept by what sent it: the hedge, the retry, the race's consumer).
 
@@ -726,7 +740,7 @@ class Session:
         if turn.options.remember and turn.options.group is None and turn.answered:
             self.keep(turn)
 
-    async def _attempts(self, turn: Turn, messages: list[dict[str, str]],
+    async def _attempts(self, turn: Turn, messages: Sequence[Message],
                         max_tokens: int | None) -> AsyncGenerator[AttemptEvent, None]:
         """``turn.source``'s replies to the request, until one streams or a failure ends them; raises the last
         attempt's error. Before any output, three decisions are made here, never by the source:
@@ -773,6 +787,11 @@ class Session:
                     yield ModelChosen(chosen, not_served(spec.kind, spec.model), time.perf_counter(), name)
                     turn.meter = None
                     continue
+                if turn.options.offered and _refuses_tools(error):  # a model without tool support: ask it plainly
+                    turn.options = replace(turn.options, offered=(), rounds_left=None)
+                    yield SourceNote(f"{name}: {turn.model} takes no tools; sent without them", time.perf_counter())
+                    turn.meter = None
+                    continue
                 wait = retry_delay(error, retries)
                 if wait is None:
                     raise
@@ -804,7 +823,7 @@ class Session:
             self._stand_ins[name] = make_source(spec)
         return self._stand_ins[name]
 
-    async def _attempt(self, turn: Turn, source: Source, messages: list[dict[str, str]], max_tokens: int | None,
+    async def _attempt(self, turn: Turn, source: Source, messages: Sequence[Message], max_tokens: int | None,
                        first_send: float | None = None, attempts: int = 1) -> AsyncGenerator[AttemptEvent, None]:
         """One request to ``source``, for ``turn.source``: the meter and the recorder are fed here, the events
         passed on. The meter starts at ``first_send`` when this is a retry (``attempts`` requests so far), else
@@ -826,7 +845,7 @@ class Session:
         meter: Meter | None = None
         name, options = turn.source or "", turn.options
         stream = source.stream(self._sent(name, options, messages), model=turn.model, max_tokens=max_tokens,
-                               think=options.think, temperature=self._temperature(name, options))
+                               think=options.think, temperature=self._temperature(name, options), tools=options.offered)
         try:
             async with aclosing(stream):
                 async for event in stream:
@@ -851,6 +870,9 @@ class Session:
                             assert meter is not None
                             meter.done(event.t)
                             turn.finish_reason = event.reason
+                        elif type(event) is ToolCalls:
+                            turn.tool_calls = event.calls
+                            yield event
                         elif type(event) is Preparing or type(event) is SourceNote:  # shown, not metered
                             yield event
                         continue
@@ -864,7 +886,7 @@ class Session:
             if saving is not None:  # the end of the turn is saved by Session._end
                 saving.cancel()
 
-    def _sent(self, name: str, options: SendOptions, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    def _sent(self, name: str, options: SendOptions, messages: Sequence[Message]) -> Sequence[Message]:
         """``messages`` as source ``name`` is sent them: the system prompt first is the request's
         (``--system``, a template's), else the source's ``system_prompt``, else the config's (the one
         :attr:`messages` starts with). An empty one sends none."""
@@ -889,6 +911,24 @@ class Session:
             await source.aclose()
         self._sources.clear()
         self._stand_ins.clear()
+
+
+def _refuses_tools(error: SourceError) -> bool:
+    """The server refused the request for its ``tools`` (Ollama: "… does not support tools"; llama.cpp without a
+    tool-calling template), not for anything else."""
+    said = error.message.lower()
+    return error.status in (400, 500) and "tool" in said and ("support" in said or "jinja" in said)
+
+
+def _exchanged(options: SendOptions) -> tuple[str, ...]:
+    """The text a request's tool rounds carry (the calls' arguments, the tools' results): scanned, and routed on,
+    as earlier messages are, so a tool that read a secret keeps the rest of its turn from what may not see it."""
+    texts: list[str] = []
+    for message in options.exchange:
+        texts.extend(call["function"]["arguments"] for call in message.get("tool_calls", ()))
+        if message.get("content"):
+            texts.append(message["content"])
+    return tuple(texts)
 
 
 def _redact(error: SourceError) -> None:

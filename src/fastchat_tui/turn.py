@@ -13,7 +13,7 @@ from fastchat_tui.attachment import Attachment
 from fastchat_tui.meter import Meter, Reading, tokens_text
 from fastchat_tui.routing import Route
 from fastchat_tui.secrets_scan import Finding
-from fastchat_tui.sources.base import SourceError
+from fastchat_tui.sources.base import Message, SourceError, ToolCall, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,17 @@ class SendOptions:
     files them all under the one prompt, as alternatives until :meth:`Session.keep <fastchat_tui.session.Session.keep>`
     keeps one. A reply sent in a group enters the conversation only when kept: by the race's consumer, by the
     hedge, or (a retry's) by the session's retry as it ends."""
+    tools: bool | None = None
+    """Offer the model tools (:mod:`fastchat_tui.tool_rounds`): ``None`` as ``[tools] enabled`` says."""
+    offered: tuple[ToolSpec, ...] = ()
+    """The tools this request offers the model (set by the conversation; none: no ``tools`` are sent)."""
+    exchange: tuple[Message, ...] = ()
+    """The tool rounds so far, sent after the prompt: each reply's tool calls and their results."""
+    round: int = 1
+    """Which round of its turn this request is (a turn with tools takes one per reply that asks for tools)."""
+    rounds_left: int | None = None
+    """How many more rounds the turn may take after this one; ``None``: no tools offered. At 0, tool calls in the
+    reply are not run."""
 
 
 ENDED = ("complete", "truncated", "empty", "cut", "error", "cancelled")
@@ -90,6 +101,8 @@ class Turn:
     started_at: float = field(default_factory=time.time)
     finish_reason: str | None = None
     """The server's finish/done reason, verbatim ("stop", "length", "tool_calls", "load", ...)."""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    """The tools the reply asked to run, in order."""
 
     @property
     def kept_prompt(self) -> str:
@@ -123,14 +136,27 @@ class Turn:
 
     def settle(self) -> None:
         """The stream ended normally: set ``status`` and ``end_note`` from the finish reason, the answer and the meter."""
-        self.status, self.end_note = _ending(self.finish_reason, self.answered, self.reading())
+        self.status, self.end_note = _ending(self.finish_reason, self.answered, self.reading(), self._asked())
+
+    def _asked(self) -> str | None:
+        """What the reply's tool calls come to, in words (``None``: it made none)."""
+        if not self.tool_calls:
+            return None
+        names = ", ".join(dict.fromkeys(call.name for call in self.tool_calls))
+        left = self.options.rounds_left
+        if left is None:
+            return f"asked for tools ({names}), but none were offered"
+        if left <= 0:
+            return f"still asked for tools ({names}) at the round limit ([tools] max_rounds)"
+        return f"asked for tools ({names})"
 
     def failed_with(self, *kinds: str) -> SourceError | None:
         """The first failed attempt whose error is of one of ``kinds`` (e.g. ``"auth"``), if any."""
         return next((error for error in self.errors if error.kind in kinds), None)
 
 
-def _ending(reason: str | None, answered: bool, reading: Reading | None) -> tuple[str, str | None]:
+def _ending(reason: str | None, answered: bool, reading: Reading | None,
+            asked: str | None = None) -> tuple[str, str | None]:
     """The status and note of a stream that ended normally; the one place these words are written."""
     tokens = tokens_text(reading.output_tokens, reading.tokens_exact) if reading else "0 tokens"
     reasoned = bool(reading and reading.reasoning_tokens)
@@ -141,8 +167,10 @@ def _ending(reason: str | None, answered: bool, reading: Reading | None) -> tupl
             return "truncated", f"cut at the token limit: all {tokens} went to reasoning"
         return "truncated", f"cut at the token limit ({tokens}) before any text"
     if not answered:
-        if reason == "tool_calls":
-            why = "the model asked for tool calls, which fastchat does not run"
+        if asked is not None:
+            why = f"the model {asked}"
+        elif reason == "tool_calls":
+            why = "the model asked for tool calls, but sent none"
         elif reason == "load":
             why = "the model was only loaded (done_reason load)"
         elif reason == "content_filter":
@@ -152,8 +180,8 @@ def _ending(reason: str | None, answered: bool, reading: Reading | None) -> tupl
         else:
             why = "the server sent no text"
         return "empty", f"no answer: {why}"
-    if reason == "tool_calls":
-        return "complete", "the model also asked for tool calls, which fastchat does not run"
+    if asked is not None:
+        return "complete", f"the model also {asked}"
     if reason == "content_filter":
         return "complete", "stopped by the provider's content filter"
     return "complete", None

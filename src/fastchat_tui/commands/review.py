@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fastchat_tui.commands.ask import add_reasoning_option, note, shows_reasoning, stream_reply
+from fastchat_tui.commands.ask import add_reasoning_option, add_tools_option, note, shows_reasoning, stream_reply
 from fastchat_tui.commands.common import (
     INPUT_ERROR,
     CommandError,
@@ -89,6 +89,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--apply", action="store_true",
                         help="with --fix: apply the patch with git apply, once git apply --check accepts it")
     add_reasoning_option(parser)
+    add_tools_option(parser)
     parser.set_defaults(run=run)
 
 

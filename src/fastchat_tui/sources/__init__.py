@@ -19,6 +19,9 @@ from fastchat_tui.sources.base import (
     Source,
     SourceError,
     TextDelta,
+    ToolCall,
+    ToolCalls,
+    ToolSpec,
     Usage,
 )
 
@@ -37,6 +40,9 @@ __all__ = [
     "Source",
     "SourceError",
     "TextDelta",
+    "ToolCall",
+    "ToolCalls",
+    "ToolSpec",
     "Usage",
     "make_source",
 ]

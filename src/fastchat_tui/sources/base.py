@@ -8,10 +8,10 @@ It also says which models it serves (:class:`ModelInfo`), for the catalog.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 MODEL_LIST_TTL_S = 60.0
 """How long a source's model list is taken as current: long enough that the picker, ``-m`` and every
@@ -126,6 +126,50 @@ class SourceNote:
     t: float
 
 
+Message = Mapping[str, Any]
+"""A chat message as a source is given it: ``role`` and ``content`` (text), and in a tool round an assistant's
+``tool_calls`` (OpenAI's shape: ``[{"id", "type": "function", "function": {"name", "arguments"}}]``, arguments as
+JSON text) or a ``tool`` result's ``tool_call_id``, ``name`` and ``content``. Each protocol sends it in its own shape."""
+
+MAX_TOOL_CALLS = 32
+"""The most tool calls one reply may ask for; more is a ``protocol`` error."""
+MAX_TOOL_ARGUMENTS = 64 * 1024
+"""The most characters of arguments one tool call may have; more is a ``protocol`` error."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as a request offers it to the model: its name, what it does, and its arguments' JSON schema."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    def wire(self) -> dict[str, Any]:
+        """The ``tools`` entry both protocols take (OpenAI's chat completions, Ollama's ``/api/chat``)."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool the model asks to run: ``id`` pairs it with its result (made up where the server gives none, as
+    Ollama), ``arguments`` is the JSON text the model wrote (not checked here: a bad one is the tool's error)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(slots=True)
+class ToolCalls:
+    """The reply asks for ``calls`` (assembled whole), at ``t``: yielded once, just before :class:`Done`
+    (whose reason is then ``tool_calls``, or whatever the server said)."""
+
+    calls: list[ToolCall]
+    t: float
+
+
 @dataclass(slots=True)
 class Done:
     """The stream ended normally at ``t``; ``reason`` is the server's finish/done reason."""
@@ -134,7 +178,7 @@ class Done:
     reason: str | None = None
 
 
-Event = Sent | Preparing | SourceNote | TextDelta | ReasoningDelta | Usage | Done
+Event = Sent | Preparing | SourceNote | TextDelta | ReasoningDelta | Usage | ToolCalls | Done
 
 
 class ErrorKind(StrEnum):
@@ -257,15 +301,16 @@ class Source(Protocol):
 
     def stream(
         self,
-        messages: list[dict[str, str]],
+        messages: Sequence[Message],
         *,
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
         temperature: float | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> AsyncGenerator[Event, None]:
-        """Yield ``Sent``, then ``Preparing``s, ``ReasoningDelta``s and ``TextDelta``s, at most one ``Usage``,
-        then ``Done``.
+        """Yield ``Sent``, then ``Preparing``s, ``ReasoningDelta``s and ``TextDelta``s, at most one ``Usage``, at most
+        one ``ToolCalls``, then ``Done``. ``tools``: offered to the model (none: the request has no ``tools``).
 
         ``model`` is the model sent (``None``: the configured one); a source never picks another, nor
         retries, nor hands the request elsewhere: that is the session's. ``think`` overrides the configured

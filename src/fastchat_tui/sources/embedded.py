@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING
@@ -46,7 +46,18 @@ from fastchat_tui import gguf
 from fastchat_tui.install import install_command
 from fastchat_tui.presets import OLLAMA_DEFAULT_MODEL
 from fastchat_tui.sources._util import excerpt, seconds
-from fastchat_tui.sources.base import ErrorKind, Event, ModelInfo, Preparing, Probe, Sent, SourceError, SourceNote
+from fastchat_tui.sources.base import (
+    ErrorKind,
+    Event,
+    Message,
+    ModelInfo,
+    Preparing,
+    Probe,
+    Sent,
+    SourceError,
+    SourceNote,
+    ToolSpec,
+)
 from fastchat_tui.sources.openai_compat import OpenAISource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,7 +102,7 @@ SMALL_MODEL_BYTES = 2 << 30
 perf_counter = time.perf_counter
 
 
-def qa_frame(messages: list[dict[str, str]]) -> str:
+def qa_frame(messages: Sequence[Message]) -> str:
     """The chat as a question-and-answer text for a base model to continue: the system prompt (if any), the
     :data:`QA_PREAMBLE`, each user message a ``Q:`` and each reply an ``A:``, ending in the ``A:`` it writes."""
     parts = [m["content"].strip() for m in messages if m["role"] == "system" and m["content"].strip()]
@@ -164,15 +175,17 @@ class EmbeddedSource:
 
     async def stream(
         self,
-        messages: list[dict[str, str]],
+        messages: Sequence[Message],
         *,
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
         temperature: float | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> AsyncGenerator[Event, None]:
         """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`. ``model`` (a path or a
-        discovered name) other than the one being served restarts llama.cpp with it."""
+        discovered name) other than the one being served restarts llama.cpp with it. A base model is offered no
+        tools (it completes a text, it calls nothing)."""
         wanted = model or self.config.model
         cold = not self._serving(wanted)
         if cold:
@@ -185,11 +198,11 @@ class EmbeddedSource:
             yield SourceNote(self._note, perf_counter())
             self._note = None
         if self._base:
-            messages = [{"role": "user", "content": qa_frame(messages)}]
+            messages, tools = [{"role": "user", "content": qa_frame(messages)}], ()
             if max_tokens is None:
                 max_tokens = BASE_REPLY_TOKENS
         async with aclosing(inner.stream(messages, model=inner.model, max_tokens=max_tokens, think=think,
-                                         temperature=temperature)) as events:
+                                         temperature=temperature, tools=tools)) as events:
             async for event in events:
                 if cold and type(event) is Sent:
                     continue

@@ -34,13 +34,14 @@ import contextlib
 import contextvars
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastchat_tui import __version__
 from fastchat_tui.config import is_loopback_url
 from fastchat_tui.context import ollama_options
+from fastchat_tui.sources._tools import BadToolCall, ollama_calls, ollama_messages
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
     MAX_DEPTH,
@@ -70,6 +71,7 @@ from fastchat_tui.sources.base import (
     Done,
     ErrorKind,
     Event,
+    Message,
     ModelInfo,
     NotRunning,
     Probe,
@@ -77,6 +79,9 @@ from fastchat_tui.sources.base import (
     Sent,
     SourceError,
     TextDelta,
+    ToolCall,
+    ToolCalls,
+    ToolSpec,
     Usage,
 )
 from fastchat_tui.sources.network import Trace, loopback_check, takes_proxy
@@ -156,23 +161,29 @@ class OllamaSource:
 
     def stream(
         self,
-        messages: list[dict[str, str]],
+        messages: Sequence[Message],
         *,
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
         temperature: float | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> AsyncGenerator[Event, None]:
         """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`: ``model`` is sent as it is (the
-        configured one when ``None``). ``temperature`` goes in ``options``."""
-        return self._stream(messages, model or self.model, max_tokens, think, temperature)
+        configured one when ``None``). ``temperature`` goes in ``options``; ``tools`` as ``tools``, and the tool
+        rounds in ``messages`` in Ollama's shape (:func:`~._tools.ollama_messages`)."""
+        return self._stream(messages, model or self.model, max_tokens, think, temperature, tools)
 
-    async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
-                      think: bool | str | None, temperature: float | None) -> AsyncGenerator[Event, None]:
+    async def _stream(self, messages: Sequence[Message], model: str, max_tokens: int | None,
+                      think: bool | str | None, temperature: float | None,
+                      tools: Sequence[ToolSpec] = ()) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         httpx = self._httpx
         config = self.config
-        request: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
+        request: dict[str, Any] = {"model": model, "messages": ollama_messages(messages), "stream": True}
+        if tools:
+            request["tools"] = [tool.wire() for tool in tools]
+        calls: list[ToolCall] = []
         options: dict[str, float] = {**ollama_options(messages, config.context_tokens, max_tokens)}
         if temperature is not None:
             options["temperature"] = temperature
@@ -253,12 +264,18 @@ class OllamaSource:
                                     chars += len(text)
                                     chunks += 1
                                     yield TextDelta(text, t)
+                            asked = message.get("tool_calls")
+                            if asked:
+                                calls.extend(ollama_calls(asked, len(calls)))
+                                chunks += 1
                             if budget.full:
                                 raise self._limit(f"more than {budget.limit:,} characters of reply (max_reply_chars)",
                                                   chars, chunks, thought)
                         done = obj.get("done", False)
                         if type(done) is not bool:
                             raise TypeError(done)
+                    except BadToolCall as exc:
+                        raise _protocol(self.name, str(exc), line, chars, chunks, thought) from None
                     except (ValueError, AttributeError, TypeError) as exc:
                         what = (f"JSON nested more than {MAX_DEPTH} levels deep" if isinstance(exc, TooDeep)
                                 else "a message of an unexpected shape" if isinstance(exc, AttributeError | TypeError)
@@ -293,8 +310,11 @@ class OllamaSource:
             if eval_count is not None or prompt_count is not None:
                 yield Usage(output_tokens=eval_count, input_tokens=prompt_count, server_eval_count=eval_count,
                             server_eval_ns=eval_ns)
-            reason = final.get("done_reason")
-            yield Done(t, clean(reason) if type(reason) is str else None)
+            reason = clean(final["done_reason"]) if type(final.get("done_reason")) is str else None
+            if calls:
+                yield ToolCalls(calls, t)
+                reason = "tool_calls" if reason in (None, "stop") else reason  # Ollama says "stop" either way
+            yield Done(t, reason)
             # read to the end of the body so the connection goes back to the pool
             with contextlib.suppress(Exception):  # the reply is complete; at worst the connection is not reused
                 async with asyncio.timeout(DRAIN_TIMEOUT):

@@ -46,11 +46,12 @@ import email.utils
 import os
 import re
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fastchat_tui.keys import redact
 from fastchat_tui.presets import PRESETS
+from fastchat_tui.sources._tools import BadToolCall, ToolCallParts
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
     MAX_DEPTH,
@@ -79,6 +80,7 @@ from fastchat_tui.sources.base import (
     Done,
     ErrorKind,
     Event,
+    Message,
     ModelInfo,
     Preparing,
     Probe,
@@ -86,6 +88,8 @@ from fastchat_tui.sources.base import (
     Sent,
     SourceError,
     TextDelta,
+    ToolCalls,
+    ToolSpec,
     Usage,
 )
 from fastchat_tui.sources.network import Trace, loopback_check, takes_proxy
@@ -188,19 +192,22 @@ class OpenAISource:
 
     def stream(
         self,
-        messages: list[dict[str, str]],
+        messages: Sequence[Message],
         *,
         model: str | None = None,
         max_tokens: int | None = None,
         think: bool | str | None = None,
         temperature: float | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> AsyncGenerator[Event, None]:
         """See :meth:`Source.stream <fastchat_tui.sources.base.Source.stream>`: ``model`` is sent as it is
-        (the configured one when ``None``)."""
-        return self._stream(messages, model or self.model, max_tokens, think, temperature)
+        (the configured one when ``None``); ``tools`` as ``tools``, with the tool rounds in ``messages`` in this
+        protocol's own shape."""
+        return self._stream(messages, model or self.model, max_tokens, think, temperature, tools)
 
-    async def _stream(self, messages: list[dict[str, str]], model: str, max_tokens: int | None,
-                      think: bool | str | None, temperature: float | None) -> AsyncGenerator[Event, None]:
+    async def _stream(self, messages: Sequence[Message], model: str, max_tokens: int | None,
+                      think: bool | str | None, temperature: float | None,
+                      tools: Sequence[ToolSpec] = ()) -> AsyncGenerator[Event, None]:
         client = self._ensure_client()
         openai = self._openai
         kwargs: dict[str, Any] = {
@@ -210,6 +217,8 @@ class OpenAISource:
             "stream_options": {"include_usage": True},
             "extra_headers": self._headers,
         }
+        if tools:
+            kwargs["tools"] = [tool.wire() for tool in tools]
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
         if temperature is not None:
@@ -252,6 +261,7 @@ class OpenAISource:
         done_t: float | None = None
         event = b""  # the type of the SSE event being read (``event:`` line)
         tags = ThinkSplitter()
+        calls = ToolCallParts()
         budget = Budget(config.max_reply_chars)
         take = budget.take
         max_line, max_body, quiet = config.max_line_bytes, config.max_body_bytes, config.output_timeout_s
@@ -312,6 +322,10 @@ class OpenAISource:
                                             chars += len(text)
                                             chunks += 1
                                             yield TextDelta(text, t)
+                                    pieces = delta.get("tool_calls")
+                                    if pieces:
+                                        calls.feed(pieces)
+                                        chunks += 1
                                     if budget.full:
                                         raise self._limit(f"more than {budget.limit:,} characters of reply "
                                                           "(max_reply_chars)", chars, chunks, thought)
@@ -332,6 +346,8 @@ class OpenAISource:
                                 error = obj
                         except BadCount as exc:
                             raise count_error(self.name, exc, chars, chunks, thought) from None
+                        except BadToolCall as exc:
+                            raise self._protocol_error(str(exc), line, chars, chunks, thought) from None
                         except (ValueError, AttributeError, TypeError, IndexError, KeyError) as exc:
                             what = f"JSON nested more than {MAX_DEPTH} levels deep" if isinstance(exc, TooDeep) else (
                                 "a malformed data line")
@@ -384,6 +400,11 @@ class OpenAISource:
             yield TextDelta(text, t)
         if usage is not None:
             yield usage
+        if calls:
+            try:
+                yield ToolCalls(calls.calls(), done_t)
+            except BadToolCall as exc:
+                raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: the server sent {exc}", source=self.name) from None
         yield Done(done_t, finish)
         # Read the rest of the body (normally just the chunked terminator) so the
         # connection goes back to the pool for the next request.
