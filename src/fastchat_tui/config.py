@@ -59,6 +59,7 @@ TOP_FIELDS: dict[str, Field] = {
                   example="[keys]"),
     "history": Field("table", "how history keeps chats", example="[history]"),
     "tools": Field("table", "the tools the model may run", example="[tools]"),
+    "mcp": Field("table", "MCP servers whose tools the model may use, one table each", example="[mcp.NAME]"),
 }
 """The top level of the file."""
 
@@ -71,6 +72,22 @@ TOOLS_FIELDS: dict[str, Field] = {
     "roots": Field("strings", "more directories the tools may read, besides the working directory", default=[]),
 }
 """The ``[tools]`` table."""
+
+MCP_FIELDS: dict[str, Field] = {
+    "command": Field("str", "the program that runs a stdio server (give command or url)"),
+    "args": Field("strings", "the command's arguments", default=[]),
+    "env": Field("table", "environment variables set for the command (no secrets: see pass_env)", default={}),
+    "pass_env": Field("strings", "variables of fastchat's own environment passed on to the command, such as a token",
+                      default=[]),
+    "cwd": Field("str", "the command's working directory (default: fastchat's)"),
+    "url": Field("str", "the address of a streamable HTTP server (give command or url)"),
+    "enabled": Field("bool", "offer this server's tools", default=True),
+    "allow": Field("strings", 'its tools that may change things, offered to the model too ("*": all of them)',
+                   default=[]),
+    "startup_timeout_s": Field("float", "the longest the server may take to start and list its tools", default=15.0,
+                               more_than=0, most=DAY_S),
+}
+"""One ``[mcp.NAME]`` table. Its tools run within ``[tools] timeout_s``, as every tool does."""
 
 HISTORY_FIELDS: dict[str, Field] = {
     "mask_secrets": Field("bool", "save what looks sensitive in a prompt or reply masked, not as typed",
@@ -225,6 +242,8 @@ class Config:
     """``[history] mask_secrets``: history saves what looks sensitive masked (``[sensitive: …]``), not as typed."""
     tools: ToolsConfig = field(default_factory=lambda: ToolsConfig())
     """The ``[tools]`` table (:mod:`fastchat_tui.tool_rounds`)."""
+    mcp: dict[str, McpServerConfig] = field(default_factory=dict)
+    """The ``[mcp.NAME]`` tables (:mod:`fastchat_tui.mcp_tools`)."""
     path: Path | None = None
 
 
@@ -238,6 +257,24 @@ class ToolsConfig:
     max_output_bytes: int = TOOLS_FIELDS["max_output_bytes"].default
     roots: tuple[Path, ...] = ()
     """Directories the tools may read besides the working directory (``~`` expanded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerConfig:
+    """``[mcp.NAME]``: an MCP server run as a child process over stdio (``command``) or reached over streamable
+    HTTP (``url``)."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    pass_env: tuple[str, ...] = ()
+    cwd: Path | None = None
+    url: str | None = None
+    enabled: bool = True
+    allow: tuple[str, ...] = ()
+    """Tools not marked read-only that are offered all the same (``"*"``: every one)."""
+    startup_timeout_s: float = MCP_FIELDS["startup_timeout_s"].default
 
 
 def is_loopback_url(url: str) -> bool:
@@ -421,7 +458,7 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     _refuse_secrets(raw, loc, ())
     top = check_table(raw, TOP_FIELDS, loc, ())
     config = Config(**{key: top.get(key, spec.default) for key, spec in TOP_FIELDS.items()
-                       if key not in ("sources", "templates", "router", "keys", "history", "tools")})
+                       if key not in ("sources", "templates", "router", "keys", "history", "tools", "mcp")})
     for name, table in _tables(top.get("sources", {}), ("sources",), "[sources.NAME]", loc):
         config.sources[name] = _parse_source(name, table, loc, env)
     for name, table in _tables(top.get("templates", {}), ("templates",), "[templates.NAME]", loc):
@@ -434,6 +471,8 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     config.tools = ToolsConfig(**{key: tools[key] for key in ("enabled", "max_rounds", "timeout_s", "max_output_bytes")
                                   if key in tools},
                                roots=tuple(Path(root).expanduser() for root in tools.get("roots", ())))
+    for name, table in _tables(top.get("mcp", {}), ("mcp",), "[mcp.NAME]", loc):
+        config.mcp[name] = _parse_mcp(name, table, loc)
     if config.default_source != "auto" and config.default_source not in config.sources:
         choices = ", ".join(["auto", *config.sources]) or "auto"
         raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", (),
@@ -472,6 +511,27 @@ def _parse_keys(raw: dict[str, Any], loc: Locator) -> dict[str, str]:
         where, key = places[problems[0].id]
         raise loc.error(problems[0].message, where, key)
     return keymap
+
+
+def _parse_mcp(name: str, table: dict[str, Any], loc: Locator) -> McpServerConfig:
+    """One ``[mcp.NAME]`` table: exactly one of ``command`` and ``url``; ``env`` values are strings."""
+    where = ("mcp", name)
+    values = check_table(table, MCP_FIELDS, loc, where)
+    if ("command" in values) == ("url" in values):
+        raise loc.error("give either command (a stdio server) or url (a streamable HTTP server)", where,
+                        "url" if "url" in values else None)
+    url = values.get("url")
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise loc.error(f"must be an http:// or https:// address, not {url!r}", where, "url")
+    env = values.get("env", {})
+    for key, value in env.items():
+        if not isinstance(value, str):
+            raise loc.error("must be a string", (*where, "env"), key)
+    return McpServerConfig(
+        name, command=values.get("command"), args=tuple(values.get("args", ())), env=tuple(env.items()),
+        pass_env=tuple(values.get("pass_env", ())), cwd=Path(values["cwd"]).expanduser() if "cwd" in values else None,
+        url=url, enabled=values.get("enabled", True), allow=tuple(values.get("allow", ())),
+        startup_timeout_s=values.get("startup_timeout_s", MCP_FIELDS["startup_timeout_s"].default))
 
 
 def _parse_source(name: str, table: dict[str, Any], loc: Locator, env: dict[str, str]) -> SourceConfig:
