@@ -60,6 +60,7 @@ TOP_FIELDS: dict[str, Field] = {
     "history": Field("table", "how history keeps chats", example="[history]"),
     "tools": Field("table", "the tools the model may run", example="[tools]"),
     "mcp": Field("table", "MCP servers whose tools the model may use, one table each", example="[mcp.NAME]"),
+    "edit": Field("table", "how a reply's file changes are applied", example="[edit]"),
 }
 """The top level of the file."""
 
@@ -94,6 +95,11 @@ HISTORY_FIELDS: dict[str, Field] = {
                           default=False),
 }
 """The ``[history]`` table."""
+
+EDIT_FIELDS: dict[str, Field] = {
+    "commit": Field("bool", "in a git repository, commit an applied change with the model's message", default=False),
+}
+"""The ``[edit]`` table."""
 
 SOURCE_FIELDS: dict[str, Field] = {
     "preset": Field("str", "a built-in source that fills in the other keys", choices=tuple(PRESETS)),
@@ -244,6 +250,8 @@ class Config:
     """The ``[tools]`` table (:mod:`fastchat_tui.tool_rounds`)."""
     mcp: dict[str, McpServerConfig] = field(default_factory=dict)
     """The ``[mcp.NAME]`` tables (:mod:`fastchat_tui.mcp_tools`)."""
+    edit_commit: bool = EDIT_FIELDS["commit"].default
+    """``[edit] commit``: an applied change is committed to git (with the model's message) when in a repository."""
     path: Path | None = None
 
 
@@ -458,7 +466,7 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     _refuse_secrets(raw, loc, ())
     top = check_table(raw, TOP_FIELDS, loc, ())
     config = Config(**{key: top.get(key, spec.default) for key, spec in TOP_FIELDS.items()
-                       if key not in ("sources", "templates", "router", "keys", "history", "tools", "mcp")})
+                       if key not in ("sources", "templates", "router", "keys", "history", "tools", "mcp", "edit")})
     for name, table in _tables(top.get("sources", {}), ("sources",), "[sources.NAME]", loc):
         config.sources[name] = _parse_source(name, table, loc, env)
     for name, table in _tables(top.get("templates", {}), ("templates",), "[templates.NAME]", loc):
@@ -473,6 +481,8 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
                                roots=tuple(Path(root).expanduser() for root in tools.get("roots", ())))
     for name, table in _tables(top.get("mcp", {}), ("mcp",), "[mcp.NAME]", loc):
         config.mcp[name] = _parse_mcp(name, table, loc)
+    edit = check_table(top.get("edit", {}), EDIT_FIELDS, loc, ("edit",))
+    config.edit_commit = edit.get("commit", EDIT_FIELDS["commit"].default)
     if config.default_source != "auto" and config.default_source not in config.sources:
         choices = ", ".join(["auto", *config.sources]) or "auto"
         raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", (),

@@ -1,0 +1,209 @@
+"""Writing several files all-or-nothing, crash-safely: a journal entry with every file's previous bytes (or absence)
+is made durable first, then each file is replaced atomically (temp file in its directory, fsync, ``os.replace``).
+An entry still marked ``PENDING`` was cut short: rolling it back restores each file the write had reached, so
+every file ends as it was or as it should be.
+
+An entry is a directory ``<id>/`` holding ``entry.json`` and ``<n>`` (file n's previous bytes); it is built as
+``<id>.tmp/`` and renamed into place, so a half-written entry is never read as one."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastchat_tui.edits.errors import EditError
+from fastchat_tui.edits.files import ABSENT, digest
+
+ENTRY = "entry.json"
+PENDING = "PENDING"
+TEMP_SUFFIX = ".tmp"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One file write of a transaction: ``data`` the new bytes (``None``: delete the file); ``expect`` the digest the
+    file must have when written (:data:`ABSENT`: it must not exist)."""
+
+    path: Path
+    data: bytes | None
+    expect: str
+    mode_of: Path | None = None
+    """The file whose mode a new file takes (a renamed file keeps its old name's)."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A file as an entry records it: its previous bytes (``None``: it did not exist), their digest, the digest it
+    was given, and its mode."""
+
+    path: Path
+    before: bytes | None
+    before_digest: str
+    after_digest: str
+    mode: int | None
+
+
+def temp_name(path: Path, entry_id: str) -> Path:
+    """The temp file a transaction writes ``path`` through (known from the entry, so recovery can remove it)."""
+    return path.with_name(f".{path.name}.fastchat-{entry_id}{TEMP_SUFFIX}")
+
+
+def read_current(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def check(actions: Sequence[Action], shown: Callable[[Path], str], *, undoing: bool = False) -> list[Recorded]:
+    """Each file as it is now, refused as a ``conflict`` (nothing written) if it is not what the change (or the
+    undo, ``undoing``) expects."""
+    recorded = []
+    for action in actions:
+        current = read_current(action.path)
+        if digest(current) != action.expect:
+            name = shown(action.path)
+            if undoing:
+                raise EditError("conflict", f"{name} changed after the change was applied, so nothing was undone "
+                                "(undoing it would lose that)", name)
+            if action.expect == ABSENT:
+                raise EditError("conflict", f"{name} now exists, but the change creates it: nothing was changed", name)
+            raise EditError("conflict", f"{name} changed since it was read, so nothing was changed: read it again and "
+                            "make the change against its current text", name)
+        mode = None
+        for source in (action.path, action.mode_of):
+            if mode is None and source is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    mode = stat.S_IMODE(os.stat(source).st_mode)
+        recorded.append(Recorded(action.path, current, action.expect, digest(action.data), mode))
+    return recorded
+
+
+def write_entry(directory: Path, entry_id: str, files: Sequence[Recorded], meta: dict[str, Any]) -> Path:
+    """Make the entry durable, marked ``PENDING``; its path."""
+    building = directory / f"{entry_id}{TEMP_SUFFIX}"
+    building.mkdir(mode=0o700)
+    listed = []
+    for number, item in enumerate(files):
+        if item.before is not None:
+            _write_synced(building / str(number), item.before)
+        listed.append({"path": str(item.path), "before": str(number) if item.before is not None else None,
+                       "before_digest": item.before_digest, "after_digest": item.after_digest, "mode": item.mode})
+    _write_synced(building / ENTRY, json.dumps({"id": entry_id, **meta, "files": listed}, indent=1).encode())
+    _write_synced(building / PENDING, b"")
+    sync_dir(building)
+    final = directory / entry_id
+    os.replace(building, final)
+    sync_dir(directory)
+    return final
+
+
+def perform(actions: Sequence[Action], modes: Sequence[int | None], entry_id: str) -> None:
+    """Write every action, each atomically, then make the directories' new names durable."""
+    for action, mode in zip(actions, modes, strict=True):
+        if action.data is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(action.path)
+        else:
+            write_atomic(action.path, action.data, mode, temp_name(action.path, entry_id))
+    for parent in {action.path.parent for action in actions}:
+        sync_dir(parent)
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None, temp: Path) -> None:
+    """``path`` gets ``data`` in one step: written to ``temp`` beside it, synced, then renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temp)  # left by a write that was cut short
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    os.close(fd)
+    os.replace(temp, path)
+
+
+def entry_files(entry: Path) -> tuple[dict[str, Any], list[Recorded]]:
+    """An entry's metadata and its files, previous bytes read back."""
+    meta = json.loads((entry / ENTRY).read_bytes())
+    files = []
+    for item in meta["files"]:
+        before = (entry / item["before"]).read_bytes() if item["before"] is not None else None
+        files.append(Recorded(Path(item["path"]), before, item["before_digest"], item["after_digest"], item["mode"]))
+    return meta, files
+
+
+def roll_back(entry: Path) -> list[Path]:
+    """Put back each file of a cut-short entry that the write reached (its digest is the new one), remove the temp
+    files, and drop the entry; the files put back. A file changed since by someone else is left alone."""
+    meta, files = entry_files(entry)
+    restored = restore(files, str(meta["id"]) + "-rollback")
+    for item in files:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name(item.path, str(meta["id"])))
+    drop(entry)
+    return restored
+
+
+def restore(files: Iterable[Recorded], temp_id: str) -> list[Path]:
+    """Give back each file that has its ``after`` bytes its ``before`` bytes (or absence)."""
+    restored = []
+    for item in files:
+        current = read_current(item.path)
+        if digest(current) != item.after_digest or item.after_digest == item.before_digest:
+            continue
+        if item.before is None:
+            os.unlink(item.path)
+        else:
+            write_atomic(item.path, item.before, item.mode, temp_name(item.path, temp_id))
+        restored.append(item.path)
+    for parent in {item.path.parent for item in files}:
+        with contextlib.suppress(FileNotFoundError):
+            sync_dir(parent)
+    return restored
+
+
+def finish(entry: Path) -> None:
+    """The transaction is done: the entry is no longer pending."""
+    os.unlink(entry / PENDING)
+    sync_dir(entry)
+
+
+def drop(entry: Path) -> None:
+    """Remove an entry: renamed away first (one atomic step), then deleted."""
+    doomed = entry.with_name(entry.name + ".drop" + TEMP_SUFFIX)
+    os.replace(entry, doomed)
+    sync_dir(entry.parent)
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
+def sync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
