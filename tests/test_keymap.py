@@ -24,6 +24,7 @@ def ui_classes() -> list[type]:
     from fastchat_tui.ui import app
     from fastchat_tui.ui.chat_log import compare
     from fastchat_tui.ui.screens import (
+        approve_tool,
         bench,
         chats,
         compare_picker,
@@ -34,7 +35,7 @@ def ui_classes() -> list[type]:
     )
     from fastchat_tui.ui.widgets import prompt_input
 
-    modules = (app, compare, bench, chats, compare_picker, confirm_sensitive, first_run, key_prompt, source_picker,
+    modules = (app, compare, approve_tool, bench, chats, compare_picker, confirm_sensitive, first_run, key_prompt, source_picker,
                prompt_input)
     return [cls for module in modules for _, cls in inspect.getmembers(module, inspect.isclass)
             if cls.__module__ == module.__name__ and "BINDINGS" in vars(cls)]
