@@ -147,6 +147,13 @@ class Script:
         ``done_marker=False``: omit ``data: [DONE]`` (OpenAI) or the final ``done`` chunk
         (Ollama); the body still ends cleanly.
         ``close=True``: answer with ``Connection: close`` and close after the response.
+
+    Tool calls
+        ``tool_calls``: ``(name, arguments)`` pairs the reply asks for after its answer tokens, as each protocol
+        sends them: OpenAI as ``delta.tool_calls`` pieces (a first one per call with its ``id``, its name and
+        ``content: null``, then its arguments' JSON text in ``tool_pieces`` pieces); Ollama as one
+        ``message.tool_calls`` with the arguments as an object. Set ``finish_reason`` (``"tool_calls"`` for
+        OpenAI; Ollama says ``"stop"``).
     """
 
     tokens: list[str] = field(default_factory=lambda: list(DEFAULT_TOKENS))
@@ -174,6 +181,8 @@ class Script:
     usage: bool = True
     done_marker: bool = True
     close: bool = False
+    tool_calls: list[tuple[str, Any]] = field(default_factory=list)
+    tool_pieces: int = 3
 
     @property
     def text(self) -> str:
@@ -791,6 +800,14 @@ class OpenAIServer(_BaseServer):
             frames += [frame({"content": [{"type": "text", "text": tok}]}) for tok in script.tokens]
         else:
             raise ValueError(f"unknown reasoning_shape {shape!r} for the OpenAI server")
+        for index, (name, arguments) in enumerate(script.tool_calls):
+            frames.append(frame({"content": None, "tool_calls": [
+                {"index": index, "id": f"call_{req.n}_{index}", "type": "function",
+                 "function": {"name": name, "arguments": ""}}]}))
+            text = json.dumps(arguments)
+            step = -(-len(text) // max(script.tool_pieces, 1))
+            frames += [frame({"tool_calls": [{"index": index, "function": {"arguments": text[i:i + step]}}]})
+                       for i in range(0, len(text), step)]
         role = head_b + b'[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n'
         empty = head_b + b"[]}\n\n"
         keepalive = b": keep-alive\n\n"
@@ -942,6 +959,9 @@ class OllamaServer(_BaseServer):
             frames = [head + _json(c) + mid for c in script.tagged_reasoning() + script.tokens]
         else:
             raise ValueError(f"unknown reasoning_shape {shape!r} for the Ollama server")
+        if script.tool_calls:
+            calls = [{"function": {"name": name, "arguments": arguments}} for name, arguments in script.tool_calls]
+            frames.append(head + b'"","tool_calls":' + _json(calls) + mid)
         garbage = script.garbage if script.garbage is not None else b"this is not json\n"
         error_frame = _json({"error": script.error_message}) + b"\n"
         await resp.start_chunked("application/x-ndjson")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.config import SourceConfig
-from fastchat_tui.sources import Done, ErrorKind, ReasoningDelta, Sent, TextDelta, Usage, make_source
+from fastchat_tui.sources import Done, ErrorKind, ReasoningDelta, Sent, TextDelta, ToolCall, ToolCalls, Usage, make_source
 from tests.replay import STREAMS_DIR, Case, ReplayServer, cases
 from tests.streams import collect
 
@@ -37,6 +37,7 @@ class Expect:
     says: str = ""
     status: int | None = None
     sent: bool = True
+    calls: tuple[ToolCall, ...] = ()
 
 
 EXPECT: dict[str, Expect] = {
@@ -51,6 +52,7 @@ EXPECT: dict[str, Expect] = {
         answer=(18, '{"result": "2026"}', '"2026"}'),
         reasoning=(461, "The nonUsefulTool returned the number 2026", "even though it's a number."),
         usage=Usage(output_tokens=122, input_tokens=433, reasoning_tokens=108, server_tps=122 / 0.220198588),
+        calls=(ToolCall("e0ecf32e0", "nonUsefulTool", "{}"),),  # one whole piece, with the answer before it
     ),
     "crlf-keepalive-sse-starlette-framing": Expect(
         "stop", answer=(13, "1, 2, 3, 4, 5", "4, 5"), usage=Usage(output_tokens=14, input_tokens=46),
@@ -129,8 +131,9 @@ EXPECT: dict[str, Expect] = {
         usage=Usage(output_tokens=20, input_tokens=15, server_eval_count=20, server_eval_ns=279354534),
     ),
     "ollama-v1-qwen3-reasoning-then-length": Expect("length", reasoning=(4, "Okay", "Okay")),
-    "openai-4omini-toolcall-null-content": Expect(
+    "openai-4omini-toolcall-null-content": Expect(  # the arguments in five pieces after the call's name and id
         "tool_calls", usage=Usage(output_tokens=15, input_tokens=53, reasoning_tokens=0),
+        calls=(ToolCall("call_ZR5UUuTt3pf61kjwAJIYdVMj", "get_capital", '{"country":"UK"}'),),
     ),
     "openai-gpt41-http400-before-stream": Expect(
         ErrorKind.SERVER, says="Your messages resulted in 3148588 tokens. Please reduce the length of the messages.",
@@ -206,7 +209,11 @@ async def test_replay(name: str, pace: str, no_proxy_env: None):
         assert isinstance(events[0], Sent)
     else:
         assert events == []  # an HTTP error status: nothing was streamed
-    times = [e.t for e in events if isinstance(e, Sent | TextDelta | ReasoningDelta | Done)]
+    asked = [e for e in events if isinstance(e, ToolCalls)]
+    assert [tuple(e.calls) for e in asked] == ([expect.calls] if expect.calls else [])
+    if asked:
+        assert events[-2] is asked[0]  # just before Done
+    times = [e.t for e in events if isinstance(e, Sent | TextDelta | ReasoningDelta | ToolCalls | Done)]
     assert times == sorted(times)
 
     if isinstance(expect.end, ErrorKind):

@@ -82,10 +82,11 @@ def marker(expect: Expect) -> str | None:
     if end == "length":
         return "✂ cut at the token limit" + (" (" if answered else "")
     if not answered:
-        why = {"tool_calls": "the model asked for tool calls", "load": "the model was only loaded"}.get(str(end))
+        # a replay asks for its tool again in every round: the chat runs read-only tools, up to max_rounds
+        why = {"tool_calls": "the model still asked for tools", "load": "the model was only loaded"}.get(str(end))
         return "⚠ no answer: " + (why or ("all" if expect.reasoning[0] else "the server sent no text"))
     if end == "tool_calls":
-        return "ℹ the model also asked for tool calls, which fastchat does not run"
+        return "ℹ the model also still asked for tools (nonUsefulTool) at the round limit ([tools] max_rounds)"
     return None
 
 

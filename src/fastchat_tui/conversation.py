@@ -29,11 +29,13 @@ from fastchat_tui import keys
 from fastchat_tui.config import Template
 from fastchat_tui.events import Attempt, Finished, SessionEvent
 from fastchat_tui.race import ColumnEvent, Race, race
+from fastchat_tui.routing import Route
 from fastchat_tui.secrets_scan import Finding
 from fastchat_tui.selection import Selection
 from fastchat_tui.session import SensitiveRefusal, Session
 from fastchat_tui.sources.base import ErrorKind, ModelChosen, ReasoningDelta, SourceError, SourceNote, TextDelta
-from fastchat_tui.turn import SendOptions, Turn
+from fastchat_tui.tool_rounds import Round, Rounds, RoundsEnded, Toolbox, ToolFinished, ToolStarted, exchange
+from fastchat_tui.turn import ENDED_NORMALLY, SendOptions, Turn
 
 if TYPE_CHECKING:
     from fastchat_tui.store import Store
@@ -119,7 +121,8 @@ class Compared:
     notes: tuple[Notice, ...] = ()
 
 
-ConversationEvent = SessionEvent | ColumnEvent | Notice | NeedsKey | NeedsConsent | Compared
+ConversationEvent = (SessionEvent | ColumnEvent | Notice | NeedsKey | NeedsConsent | Compared | ToolStarted | ToolFinished
+                     | RoundsEnded)
 
 
 def apply_template(template: Template | None, prompt: str,
@@ -151,10 +154,12 @@ class Comparison:
 class Conversation:
     """A chat over ``session``: what its prompts are sent with, its last turn or comparison, and what it keeps."""
 
-    def __init__(self, session: Session, selection: Selection | None = None) -> None:
+    def __init__(self, session: Session, selection: Selection | None = None, tools: Toolbox | None = None) -> None:
         """``selection``: the chat's source and model (the TUI's); without one, each prompt goes where its options
-        or the session's selection say."""
+        or the session's selection say. ``tools``: what a prompt sent with tools offers the model (default: the
+        built-in read-only tools in the working directory, :func:`fastchat_tui.tools.toolbox`)."""
         self.session, self.selection = session, selection
+        self.tools = tools
         self.keys = keys.SessionKeys(session.key_lookup)
         """Keys given in answer to :class:`NeedsKey` "for this session only": looked up before the others."""
         session.key_lookup = self.keys
@@ -194,7 +199,20 @@ class Conversation:
             options = replace(options, model=model)
         if self.think is not None:
             options = replace(options, think=self.think)
-        return options
+        return self._with_tools(options)
+
+    def _with_tools(self, options: SendOptions) -> SendOptions:
+        """``options`` offering the toolbox, when the request takes tools (``options.tools``, else ``[tools]
+        enabled``): the first of up to ``max_rounds`` rounds, none remembered on its own: the conversation keeps
+        the last (:meth:`_turns`), and history files the later ones beside the first (:meth:`_next_round`)."""
+        settings = self.session.config.tools
+        if options.offered or not (settings.enabled if options.tools is None else options.tools):
+            return options
+        if self.tools is None:
+            from fastchat_tui.tools import toolbox
+
+            self.tools = toolbox(settings)
+        return replace(options, offered=self.tools.specs(), rounds_left=settings.max_rounds - 1, remember=False, round=1)
 
     def send(self, prompt: str, options: SendOptions | None = None) -> AsyncGenerator[ConversationEvent, None]:
         """Send ``prompt`` (assembled already: :meth:`assemble`) with the chat's choices (:meth:`choice`); while
@@ -213,7 +231,11 @@ class Conversation:
 
     async def _turns(self, events: AsyncGenerator[SessionEvent, None] | None) -> AsyncGenerator[ConversationEvent, None]:
         """A reply's events; after a reply refused for want of a key or for a sensitive prompt, the question,
-        and when answered yes, the reply sent again on that source (and its questions, in turn)."""
+        and when answered yes, the reply sent again on that source (and its questions, in turn). After a reply
+        that asks for tools (in a request that offered them), the tools' round (:meth:`_round`) and the next
+        request with their results, until a reply asks for none or the round limit: then the last reply is
+        the one the conversation keeps, and :class:`RoundsEnded` says what the rounds took."""
+        rounds = Rounds()
         while events is not None:
             turn: Turn | None = None
             async with aclosing(events):
@@ -232,6 +254,19 @@ class Conversation:
                     yield event
             events = None
             question = self._question(turn.error if turn else None, turn)
+            if turn is not None and turn.options.rounds_left is not None and question is None:
+                rounds.rounds.append(Round(turn))
+                if turn.tool_calls and turn.status in ENDED_NORMALLY and turn.options.rounds_left > 0:
+                    async with aclosing(self._round(rounds.rounds[-1])) as steps:
+                        async for step in steps:
+                            yield step
+                    events = self.session.stream(turn.prompt, self._next_round(turn, rounds.rounds[-1]))
+                    continue
+                if turn.answered and turn.status != "cancelled":
+                    self.session.keep(turn)
+                if len(rounds.rounds) > 1 or turn.tool_calls:  # a reply that ran no tools was an ordinary one
+                    yield RoundsEnded(rounds, limit_hit=bool(turn.tool_calls) and turn.options.rounds_left <= 0)
+                return
             if turn is None or question is None:
                 return
             self.waiting = True
@@ -245,6 +280,33 @@ class Conversation:
                     yield notice
                 events = self.session.retry(turn, source=question.source,
                                             allow_sensitive=isinstance(question, NeedsConsent))
+
+    async def _round(self, done: Round) -> AsyncGenerator[ToolStarted | ToolFinished, None]:
+        """Run the tools ``done.turn`` asked for, at once, keeping their results in ``done``."""
+        assert self.tools is not None
+        async with aclosing(self.tools.round(done.turn.tool_calls, done.turn.options.round)) as steps:
+            async for step in steps:
+                if isinstance(step, ToolFinished):
+                    done.results.append(step.result)
+                yield step
+
+    def _next_round(self, turn: Turn, done: Round) -> SendOptions:
+        """The next request of ``turn``'s turn: the rounds so far and these results after the prompt, to the same
+        source and model, unless a result (or anything the request carries) looks sensitive and that source is not
+        private: then, in auto mode, routed again (the router keeps it on private sources); else to the same source,
+        where the data boundary refuses it and the user is asked (:class:`NeedsConsent`)."""
+        options = turn.options
+        options = replace(options, exchange=(*options.exchange, *exchange(turn.text, turn.tool_calls, done.results)),
+                          round=options.round + 1, rounds_left=(options.rounds_left or 0) - 1,
+                          group=self.session.follow_up(turn))
+        name = turn.source or ""
+        task = turn.route.task if turn.route else "chat"
+        spec = self.session.config.sources.get(name)
+        auto = (options.source or self.session.selected) == "auto"
+        if (auto and spec is not None and not spec.is_private and not options.allow_sensitive
+                and self.session.sensitive(turn.prompt, options)):
+            return replace(options, route=None, model=None)
+        return replace(options, route=Route(name, f"tool round {options.round}: the same source", task), model=turn.model)
 
     def _question(self, error: SourceError | None, turn: Turn | None = None) -> NeedsKey | NeedsConsent | None:
         """What to ask the user about ``error`` (or ``turn``'s rejected key), if anything: a source that takes

@@ -38,9 +38,9 @@ from fastchat_tui.routing import Decision, MemoryLedger, Request, Route
 from fastchat_tui.secrets_scan import Finding, Scanner
 from fastchat_tui.sources.base import (
     FALLBACK_KINDS,
-    Message,
     Done,
     ErrorKind,
+    Message,
     ModelChosen,
     NotRunning,
     Preparing,
@@ -375,6 +375,14 @@ class Session:
 
     # -- sending ---------------------------------------------------------------------------
 
+    def follow_up(self, turn: Turn) -> str:
+        """The group of the replies that follow ``turn`` under its prompt (its turn's next tool rounds): ``turn``'s
+        own, or a new one its prompt heads from now on. History files them beside ``turn`` until one is kept."""
+        group = turn.options.group or uuid.uuid4().hex
+        if self.recorder:
+            self.recorder.retrying(turn, group)
+        return group
+
     def retry(self, turn: Turn, source: str | None = None, *,
               allow_sensitive: bool = False) -> AsyncGenerator[SessionEvent, None]:
         """Send ``turn``'s prompt again with the same options: on ``source`` if given (e.g. after a new
@@ -628,6 +636,10 @@ class Session:
         earlier = (*(m["content"] for m in self._turns()[self._released:] if m.get("content")), *_exchanged(options))
         return Request(prompt, options.attachments, earlier, options.max_tokens or self.config.max_tokens,
                        options.task, system, str(self.held) if self.held else None)
+
+    def sensitive(self, prompt: str, options: SendOptions) -> tuple[Finding, ...]:
+        """What looks sensitive in ``prompt`` sent with ``options`` (its tool rounds' results too), or holds the chat."""
+        return self._findings(self._request(prompt, options))
 
     def _findings(self, request: Request) -> tuple[Finding, ...]:
         """What looks sensitive in ``request`` (else what holds the chat): the one place a request's parts meet

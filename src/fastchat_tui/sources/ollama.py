@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from fastchat_tui import __version__
 from fastchat_tui.config import is_loopback_url
 from fastchat_tui.context import ollama_options
+from fastchat_tui.sources._tools import BadToolCall, ollama_calls, ollama_messages
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
     MAX_DEPTH,
@@ -66,7 +67,6 @@ from fastchat_tui.sources._util import (
     stream_error,
     text_or_none,
 )
-from fastchat_tui.sources._tools import BadToolCall, ollama_calls, ollama_messages
 from fastchat_tui.sources.base import (
     Done,
     ErrorKind,

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastchat_tui.keys import redact
 from fastchat_tui.presets import PRESETS
+from fastchat_tui.sources._tools import BadToolCall, ToolCallParts
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
     MAX_DEPTH,
@@ -75,7 +76,6 @@ from fastchat_tui.sources._util import (
     seconds as _seconds,
     stream_error,
 )
-from fastchat_tui.sources._tools import BadToolCall, ToolCallParts
 from fastchat_tui.sources.base import (
     Done,
     ErrorKind,

@@ -17,6 +17,7 @@ from fastchat_tui.retries import retrying_text
 from fastchat_tui.router import fallback_text, hedge_text, status_text
 from fastchat_tui.selection import Selection
 from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, TextDelta
+from fastchat_tui.tool_rounds import RoundsEnded, ToolFinished, ToolStarted, call_line, rounds_line
 from fastchat_tui.turn import Turn
 from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.plain import plain
@@ -52,7 +53,7 @@ class ReplyView:
             return f"{where} · {turn.route.reason}"
         return where
 
-    def show(self, event: SessionEvent) -> None:
+    def show(self, event: SessionEvent | ToolStarted | ToolFinished | RoundsEnded) -> None:
         if isinstance(event, TextDelta):
             self._entry().append(event.text)
         elif isinstance(event, ReasoningDelta):
@@ -81,7 +82,9 @@ class ReplyView:
             self.show_selection(route=self.route_line(self.turn))
         elif isinstance(event, Attempt):
             self.turn, self.stage = event.turn, None
-            self.show_selection(route=self.route_line(event.turn), meter="waiting for first token…")
+            rounds = event.turn.options.rounds_left is not None
+            waiting = f"round {event.turn.options.round} · waiting for first token…" if rounds else "waiting for first token…"
+            self.show_selection(route=self.route_line(event.turn), meter=waiting)
             self.bindings()  # nothing to retry while it streams
         elif isinstance(event, Fallback):
             self.chat.add_notice(fallback_text(event.failed, event.next, event.error, event.model), "warning")
@@ -90,6 +93,12 @@ class ReplyView:
         elif isinstance(event, Finished):
             self.turn = event.turn
             self.end()
+        elif isinstance(event, ToolStarted):
+            self.status.show(meter=f"round {event.round} · running {event.call.name}…")
+        elif isinstance(event, ToolFinished):
+            self.chat.add_notice(call_line(event.result), "warning" if event.result.error else "information")
+        elif isinstance(event, RoundsEnded):
+            self.chat.add_notice(rounds_line(event), "information")
 
     def route_line(self, turn: Turn) -> str:
         """Where the prompt went and why, for the status bar."""
