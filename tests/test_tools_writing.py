@@ -15,8 +15,8 @@ import pytest
 from fastchat_tui.config import ToolsConfig
 from fastchat_tui.edits import UndoLog
 from fastchat_tui.sources.base import ToolCall
+from fastchat_tui.tool_allow import Allowance
 from fastchat_tui.tool_rounds import Toolbox, ToolError
-from fastchat_tui.tools.permissions import Allowance
 from fastchat_tui.tools.run_command import RunCommand
 from fastchat_tui.tools.writing import ApplyPatch, WriteFile
 

@@ -71,6 +71,8 @@ TOOLS_FIELDS: dict[str, Field] = {
     "max_output_bytes": Field("int", "the most bytes of one tool's result sent to the model", default=32_768,
                               least=256, most=16 << 20),
     "roots": Field("strings", "more directories the tools may read, besides the working directory", default=[]),
+    "allow": Field("strings", 'calls of tools that change things that run without asking: "apply_patch", '
+                   '"run_command:pytest *"', default=[]),
 }
 """The ``[tools]`` table."""
 
@@ -265,6 +267,8 @@ class ToolsConfig:
     max_output_bytes: int = TOOLS_FIELDS["max_output_bytes"].default
     roots: tuple[Path, ...] = ()
     """Directories the tools may read besides the working directory (``~`` expanded)."""
+    allow: tuple[str, ...] = ()
+    """Calls that run without asking (:class:`fastchat_tui.tool_allow.Allowance`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,7 +482,8 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     tools = check_table(top.get("tools", {}), TOOLS_FIELDS, loc, ("tools",))
     config.tools = ToolsConfig(**{key: tools[key] for key in ("enabled", "max_rounds", "timeout_s", "max_output_bytes")
                                   if key in tools},
-                               roots=tuple(Path(root).expanduser() for root in tools.get("roots", ())))
+                               roots=tuple(Path(root).expanduser() for root in tools.get("roots", ())),
+                               allow=tuple(tools.get("allow", ())))
     for name, table in _tables(top.get("mcp", {}), ("mcp",), "[mcp.NAME]", loc):
         config.mcp[name] = _parse_mcp(name, table, loc)
     edit = check_table(top.get("edit", {}), EDIT_FIELDS, loc, ("edit",))

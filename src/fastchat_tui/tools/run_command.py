@@ -39,6 +39,8 @@ class RunCommand:
     }
     origin = "built-in"
     read_only = False
+    streams = True
+    """Its :meth:`run` takes ``output``, where each line goes as it comes."""
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd.absolute()
