@@ -25,6 +25,7 @@ def ui_classes() -> list[type]:
     from fastchat_tui.ui.chat_log import compare, widget
     from fastchat_tui.ui.screens import (
         apply_changes,
+        approve_tool,
         attach_file,
         bench,
         chats,
@@ -37,8 +38,8 @@ def ui_classes() -> list[type]:
     )
     from fastchat_tui.ui.widgets import prompt_input
 
-    modules = (app, compare, widget, apply_changes, attach_file, bench, chats, compare_picker, confirm_sensitive,
-               first_run, key_prompt, save_block, source_picker, prompt_input)
+    modules = (app, compare, widget, apply_changes, approve_tool, attach_file, bench, chats, compare_picker,
+               confirm_sensitive, first_run, key_prompt, save_block, source_picker, prompt_input)
     return [cls for module in modules for _, cls in inspect.getmembers(module, inspect.isclass)
             if cls.__module__ == module.__name__ and "BINDINGS" in vars(cls)]
 

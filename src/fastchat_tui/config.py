@@ -58,8 +58,9 @@ TOP_FIELDS: dict[str, Field] = {
     "keys": Field("table", 'key bindings: an action\'s id = its keys, like "app.cycle_source" = "f8"',
                   example="[keys]"),
     "history": Field("table", "how history keeps chats", example="[history]"),
-    "edit": Field("table", "how a reply's file changes are applied", example="[edit]"),
     "tools": Field("table", "the tools the model may run", example="[tools]"),
+    "mcp": Field("table", "MCP servers whose tools the model may use, one table each", example="[mcp.NAME]"),
+    "edit": Field("table", "how a reply's file changes are applied", example="[edit]"),
 }
 """The top level of the file."""
 
@@ -70,8 +71,26 @@ TOOLS_FIELDS: dict[str, Field] = {
     "max_output_bytes": Field("int", "the most bytes of one tool's result sent to the model", default=32_768,
                               least=256, most=16 << 20),
     "roots": Field("strings", "more directories the tools may read, besides the working directory", default=[]),
+    "allow": Field("strings", 'calls of tools that change things that run without asking: "apply_patch", '
+                   '"run_command:pytest *"', default=[]),
 }
 """The ``[tools]`` table."""
+
+MCP_FIELDS: dict[str, Field] = {
+    "command": Field("str", "the program that runs a stdio server (give command or url)"),
+    "args": Field("strings", "the command's arguments", default=[]),
+    "env": Field("table", "environment variables set for the command (no secrets: see pass_env)", default={}),
+    "pass_env": Field("strings", "variables of fastchat's own environment passed on to the command, such as a token",
+                      default=[]),
+    "cwd": Field("str", "the command's working directory (default: fastchat's)"),
+    "url": Field("str", "the address of a streamable HTTP server (give command or url)"),
+    "enabled": Field("bool", "offer this server's tools", default=True),
+    "allow": Field("strings", 'its tools that may change things, offered to the model too ("*": all of them)',
+                   default=[]),
+    "startup_timeout_s": Field("float", "the longest the server may take to start and list its tools", default=15.0,
+                               more_than=0, most=DAY_S),
+}
+"""One ``[mcp.NAME]`` table. Its tools run within ``[tools] timeout_s``, as every tool does."""
 
 HISTORY_FIELDS: dict[str, Field] = {
     "mask_secrets": Field("bool", "save what looks sensitive in a prompt or reply masked, not as typed",
@@ -229,10 +248,12 @@ class Config:
     the TUI applies it as its Textual keymap."""
     mask_secrets: bool = HISTORY_FIELDS["mask_secrets"].default
     """``[history] mask_secrets``: history saves what looks sensitive masked (``[sensitive: …]``), not as typed."""
-    edit_commit: bool = EDIT_FIELDS["commit"].default
-    """``[edit] commit``: an applied change is committed to git (with the model's message) when in a repository."""
     tools: ToolsConfig = field(default_factory=lambda: ToolsConfig())
     """The ``[tools]`` table (:mod:`fastchat_tui.tool_rounds`)."""
+    mcp: dict[str, McpServerConfig] = field(default_factory=dict)
+    """The ``[mcp.NAME]`` tables (:mod:`fastchat_tui.mcp_tools`)."""
+    edit_commit: bool = EDIT_FIELDS["commit"].default
+    """``[edit] commit``: an applied change is committed to git (with the model's message) when in a repository."""
     path: Path | None = None
 
 
@@ -246,6 +267,26 @@ class ToolsConfig:
     max_output_bytes: int = TOOLS_FIELDS["max_output_bytes"].default
     roots: tuple[Path, ...] = ()
     """Directories the tools may read besides the working directory (``~`` expanded)."""
+    allow: tuple[str, ...] = ()
+    """Calls that run without asking (:class:`fastchat_tui.tool_allow.Allowance`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerConfig:
+    """``[mcp.NAME]``: an MCP server run as a child process over stdio (``command``) or reached over streamable
+    HTTP (``url``)."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    pass_env: tuple[str, ...] = ()
+    cwd: Path | None = None
+    url: str | None = None
+    enabled: bool = True
+    allow: tuple[str, ...] = ()
+    """Tools not marked read-only that are offered all the same (``"*"``: every one)."""
+    startup_timeout_s: float = MCP_FIELDS["startup_timeout_s"].default
 
 
 def is_loopback_url(url: str) -> bool:
@@ -429,7 +470,7 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     _refuse_secrets(raw, loc, ())
     top = check_table(raw, TOP_FIELDS, loc, ())
     config = Config(**{key: top.get(key, spec.default) for key, spec in TOP_FIELDS.items()
-                       if key not in ("sources", "templates", "router", "keys", "history", "edit", "tools")})
+                       if key not in ("sources", "templates", "router", "keys", "history", "tools", "mcp", "edit")})
     for name, table in _tables(top.get("sources", {}), ("sources",), "[sources.NAME]", loc):
         config.sources[name] = _parse_source(name, table, loc, env)
     for name, table in _tables(top.get("templates", {}), ("templates",), "[templates.NAME]", loc):
@@ -438,12 +479,15 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     config.keys = _parse_keys(top.get("keys", {}), loc)
     history = check_table(top.get("history", {}), HISTORY_FIELDS, loc, ("history",))
     config.mask_secrets = history.get("mask_secrets", HISTORY_FIELDS["mask_secrets"].default)
-    edit = check_table(top.get("edit", {}), EDIT_FIELDS, loc, ("edit",))
-    config.edit_commit = edit.get("commit", EDIT_FIELDS["commit"].default)
     tools = check_table(top.get("tools", {}), TOOLS_FIELDS, loc, ("tools",))
     config.tools = ToolsConfig(**{key: tools[key] for key in ("enabled", "max_rounds", "timeout_s", "max_output_bytes")
                                   if key in tools},
-                               roots=tuple(Path(root).expanduser() for root in tools.get("roots", ())))
+                               roots=tuple(Path(root).expanduser() for root in tools.get("roots", ())),
+                               allow=tuple(tools.get("allow", ())))
+    for name, table in _tables(top.get("mcp", {}), ("mcp",), "[mcp.NAME]", loc):
+        config.mcp[name] = _parse_mcp(name, table, loc)
+    edit = check_table(top.get("edit", {}), EDIT_FIELDS, loc, ("edit",))
+    config.edit_commit = edit.get("commit", EDIT_FIELDS["commit"].default)
     if config.default_source != "auto" and config.default_source not in config.sources:
         choices = ", ".join(["auto", *config.sources]) or "auto"
         raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", (),
@@ -482,6 +526,27 @@ def _parse_keys(raw: dict[str, Any], loc: Locator) -> dict[str, str]:
         where, key = places[problems[0].id]
         raise loc.error(problems[0].message, where, key)
     return keymap
+
+
+def _parse_mcp(name: str, table: dict[str, Any], loc: Locator) -> McpServerConfig:
+    """One ``[mcp.NAME]`` table: exactly one of ``command`` and ``url``; ``env`` values are strings."""
+    where = ("mcp", name)
+    values = check_table(table, MCP_FIELDS, loc, where)
+    if ("command" in values) == ("url" in values):
+        raise loc.error("give either command (a stdio server) or url (a streamable HTTP server)", where,
+                        "url" if "url" in values else None)
+    url = values.get("url")
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise loc.error(f"must be an http:// or https:// address, not {url!r}", where, "url")
+    env = values.get("env", {})
+    for key, value in env.items():
+        if not isinstance(value, str):
+            raise loc.error("must be a string", (*where, "env"), key)
+    return McpServerConfig(
+        name, command=values.get("command"), args=tuple(values.get("args", ())), env=tuple(env.items()),
+        pass_env=tuple(values.get("pass_env", ())), cwd=Path(values["cwd"]).expanduser() if "cwd" in values else None,
+        url=url, enabled=values.get("enabled", True), allow=tuple(values.get("allow", ())),
+        startup_timeout_s=values.get("startup_timeout_s", MCP_FIELDS["startup_timeout_s"].default))
 
 
 def _parse_source(name: str, table: dict[str, Any], loc: Locator, env: dict[str, str]) -> SourceConfig:

@@ -33,15 +33,25 @@ from fastchat_tui.routing import Route
 from fastchat_tui.secrets_scan import Finding
 from fastchat_tui.selection import Selection
 from fastchat_tui.session import SensitiveRefusal, Session
-from fastchat_tui.sources.base import ErrorKind, ModelChosen, ReasoningDelta, SourceError, SourceNote, TextDelta
-from fastchat_tui.tool_rounds import Round, Rounds, RoundsEnded, Toolbox, ToolFinished, ToolStarted, exchange
+from fastchat_tui.sources.base import ErrorKind, ModelChosen, ReasoningDelta, SourceError, SourceNote, TextDelta, ToolCall
+from fastchat_tui.tool_rounds import (
+    Round,
+    Rounds,
+    RoundsEnded,
+    Toolbox,
+    ToolError,
+    ToolFinished,
+    ToolOutput,
+    ToolStarted,
+    exchange,
+)
 from fastchat_tui.turn import ENDED_NORMALLY, SendOptions, Turn
 
 if TYPE_CHECKING:
     from fastchat_tui.store import Store
 
-__all__ = ["RETRIED", "THINKING", "Compared", "Comparison", "Conversation", "ConversationEvent", "NeedsConsent",
-           "NeedsKey", "Notice", "Question", "apply_template"]
+__all__ = ["DECLINED", "RETRIED", "THINKING", "Compared", "Comparison", "Conversation", "ConversationEvent",
+           "NeedsApproval", "NeedsConsent", "NeedsKey", "Notice", "Question", "apply_template"]
 
 THINKING: dict[str, bool | str | None] = {
     "off": False, "on": True, "low": "low", "medium": "medium", "high": "high", "source default": None,
@@ -113,6 +123,26 @@ class NeedsConsent(Question):
         self._set(True if send else None)
 
 
+@dataclass(eq=False)
+class NeedsApproval(Question):
+    """The model asks to run ``call`` of a tool that may change things (``origin`` is where the tool comes from),
+    and nothing allows it: ask. ``preview`` is what it would do (a diff, a command line; ``command``: a command).
+    Declined (or a front end that cannot ask), the call does not run and the model is told so."""
+
+    call: ToolCall | None = None
+    origin: str = ""
+    preview: str = ""
+    command: bool = False
+
+    def answer(self, choice: str) -> None:
+        """``"once"``: run it; ``"always"``: run it, and calls like it for the rest of the chat without asking;
+        anything else: do not."""
+        self._set(choice if choice in ("once", "always") else None)
+
+
+DECLINED = "the user declined to run this call; do not ask for it again unless the user says so"
+
+
 @dataclass(frozen=True, slots=True)
 class Compared:
     """A comparison starts (a prompt in compare mode, or one sent again); ``notes`` say why it was sent again."""
@@ -121,8 +151,8 @@ class Compared:
     notes: tuple[Notice, ...] = ()
 
 
-ConversationEvent = (SessionEvent | ColumnEvent | Notice | NeedsKey | NeedsConsent | Compared | ToolStarted | ToolFinished
-                     | RoundsEnded)
+ConversationEvent = (SessionEvent | ColumnEvent | Notice | NeedsKey | NeedsConsent | NeedsApproval | Compared | ToolStarted
+                     | ToolOutput | ToolFinished | RoundsEnded)
 
 
 def apply_template(template: Template | None, prompt: str,
@@ -154,12 +184,15 @@ class Comparison:
 class Conversation:
     """A chat over ``session``: what its prompts are sent with, its last turn or comparison, and what it keeps."""
 
-    def __init__(self, session: Session, selection: Selection | None = None, tools: Toolbox | None = None) -> None:
+    def __init__(self, session: Session, selection: Selection | None = None, tools: Toolbox | None = None, *,
+                 changes: bool = False) -> None:
         """``selection``: the chat's source and model (the TUI's); without one, each prompt goes where its options
         or the session's selection say. ``tools``: what a prompt sent with tools offers the model (default: the
-        built-in read-only tools in the working directory, :func:`fastchat_tui.tools.toolbox`)."""
+        built-in read-only tools in the working directory, :func:`fastchat_tui.tools.toolbox`; with ``changes``, the
+        ones that change the project too, each call asked about first: :class:`NeedsApproval`)."""
         self.session, self.selection = session, selection
         self.tools = tools
+        self.changes = changes
         self.keys = keys.SessionKeys(session.key_lookup)
         """Keys given in answer to :class:`NeedsKey` "for this session only": looked up before the others."""
         session.key_lookup = self.keys
@@ -211,7 +244,7 @@ class Conversation:
         if self.tools is None:
             from fastchat_tui.tools import toolbox
 
-            self.tools = toolbox(settings)
+            self.tools = toolbox(settings, changes=self.changes)
         return replace(options, offered=self.tools.specs(), rounds_left=settings.max_rounds - 1, remember=False, round=1)
 
     def send(self, prompt: str, options: SendOptions | None = None) -> AsyncGenerator[ConversationEvent, None]:
@@ -281,10 +314,37 @@ class Conversation:
                 events = self.session.retry(turn, source=question.source,
                                             allow_sensitive=isinstance(question, NeedsConsent))
 
-    async def _round(self, done: Round) -> AsyncGenerator[ToolStarted | ToolFinished, None]:
-        """Run the tools ``done.turn`` asked for, at once, keeping their results in ``done``."""
+    async def _round(self, done: Round) -> AsyncGenerator[NeedsApproval | ToolStarted | ToolOutput | ToolFinished, None]:
+        """Run the tools ``done.turn`` asked for, at once, keeping their results in ``done``: first asking about each
+        call that may change something and that nothing allows (:class:`NeedsApproval`), one after the other."""
         assert self.tools is not None
-        async with aclosing(self.tools.round(done.turn.tool_calls, done.turn.options.round)) as steps:
+        calls = done.turn.tool_calls
+        refused: dict[int, str] = {}
+        for index, call in enumerate(calls):
+            if not self.tools.asks(call):
+                continue
+            try:
+                preview = await self.tools.preview(call)
+            except ToolError as error:  # it cannot be made at all: nobody is asked, the model hears why
+                refused[index] = str(error)
+                continue
+            except TimeoutError:
+                refused[index] = f"{call.name} could not be prepared within [tools] timeout_s"
+                continue
+            tool = self.tools.tools[call.name]
+            question = NeedsApproval(done.turn.source or "", call=call, origin=tool.origin, preview=preview,
+                                     command=getattr(tool, "streams", False))
+            self.waiting = True
+            try:
+                yield question
+                answer = await question.reply
+            finally:
+                self.waiting = False
+            if answer is None:
+                refused[index] = DECLINED
+            elif answer == "always":
+                self.tools.allow_like(call)
+        async with aclosing(self.tools.round(calls, done.turn.options.round, refused)) as steps:
             async for step in steps:
                 if isinstance(step, ToolFinished):
                     done.results.append(step.result)

@@ -42,6 +42,7 @@ SCOPES: dict[str, str] = {
     "first_run": "the first-run help",
     "key_prompt": "the key prompt",
     "confirm": "the sensitive-prompt dialog",
+    "approve": "the dialog that asks before a tool changes something",
     "bench": "the bench screen",
     "attach": "the Attach file screen",
     "blocks": "the code block selection",
@@ -56,8 +57,8 @@ def _action(id: str, keys: str, doc: str, *scopes: str) -> KeyAction:
 
 
 _DEFAULT_SCOPE = {"app": "chat", "prompt": "chat", "compare": "compare", "chats": "chats", "picker": "picker",
-                  "first_run": "first_run", "key_prompt": "key_prompt", "confirm": "confirm", "bench": "bench",
-                  "attach": "attach", "blocks": "blocks", "save": "save", "apply": "apply"}
+                  "first_run": "first_run", "key_prompt": "key_prompt", "confirm": "confirm", "approve": "approve",
+                  "bench": "bench", "attach": "attach", "blocks": "blocks", "save": "save", "apply": "apply"}
 
 ACTIONS: tuple[KeyAction, ...] = (
     _action("app.cycle_source", "f2", "switch to the next source, with its configured model"),
@@ -112,6 +113,9 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("first_run.close", "escape", "close the first-run help"),
     _action("key_prompt.cancel", "escape", "close the key prompt, storing nothing"),
     _action("confirm.cancel", "escape", "do not send the sensitive prompt"),
+    _action("approve.once", "y", "tool dialog: run this call"),
+    _action("approve.always", "a", "tool dialog: run this call, and calls like it for the rest of the chat without asking"),
+    _action("approve.decline", "n,escape", "tool dialog: do not run it (the model is told so)"),
     _action("bench.rerun", "r", "bench screen: run the bench again"),
     _action("bench.close", "escape", "bench screen: stop the bench, or close the screen"),
     _action("attach.close", "escape", "close the Attach file screen, attaching nothing"),

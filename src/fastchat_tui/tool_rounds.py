@@ -16,16 +16,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fastchat_tui.config import ToolsConfig
 from fastchat_tui.sources.base import Message, ToolCall, ToolSpec
+from fastchat_tui.tool_allow import Allowance
 from fastchat_tui.turn import Turn
 
-__all__ = ["Round", "Rounds", "RoundsEnded", "Tool", "ToolError", "ToolFinished", "ToolResult", "ToolStarted", "Toolbox",
-           "bound", "exchange"]
+__all__ = ["Round", "Rounds", "RoundsEnded", "Tool", "ToolError", "ToolFinished", "ToolOutput", "ToolResult", "ToolStarted",
+           "Toolbox", "bound", "exchange"]
 
 CUT_MARK = "\n… [cut: {more:,} more bytes; ask for less, e.g. a line range or a narrower pattern]"
 
@@ -79,6 +80,17 @@ class ToolStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """A line of output of ``call`` (a command's), as it comes, at ``t``: for front ends only (the model gets the
+    bounded result)."""
+
+    call: ToolCall
+    round: int
+    text: str
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
 class ToolFinished:
     """``result`` is ready at ``t``: the next request may leave."""
 
@@ -104,23 +116,58 @@ class Toolbox:
 
     tools: dict[str, Tool] = field(default_factory=dict)
     settings: ToolsConfig = field(default_factory=ToolsConfig)
+    allowance: Allowance = field(default_factory=Allowance)
+    """The calls of tools that may change things that run without asking (``[tools] allow``, ``--yes``, and what
+    the user allowed for the rest of the chat)."""
 
     @classmethod
-    def of(cls, tools: Sequence[Tool], settings: ToolsConfig) -> Toolbox:
-        return cls({tool.name: tool for tool in tools}, settings)
+    def of(cls, tools: Sequence[Tool], settings: ToolsConfig, *, everything: bool = False) -> Toolbox:
+        """``everything``: every call runs without asking (``--yes``)."""
+        return cls({tool.name: tool for tool in tools}, settings, Allowance(settings.allow, everything))
+
+    def asks(self, call: ToolCall) -> bool:
+        """Whether ``call`` needs the user's yes first: its tool may change things and nothing allows the call."""
+        tool = self.tools.get(call.name)
+        if tool is None or tool.read_only:
+            return False
+        return not self.allowance.allows(call.name, _subject(tool, _arguments(call, quiet=True)))
+
+    async def preview(self, call: ToolCall) -> str:
+        """What ``call`` would do, shown when the user is asked (a diff, a command line); raises :class:`ToolError`
+        when the call cannot be made at all (then nobody is asked: the model hears why)."""
+        tool = self.tools[call.name]
+        arguments = _arguments(call)
+        preview = getattr(tool, "preview", None)
+        if preview is None:
+            return f"{call.name} {json.dumps(arguments, ensure_ascii=False, indent=2)}"
+        async with asyncio.timeout(self.settings.timeout_s):
+            return str(await preview(arguments))
+
+    def allow_like(self, call: ToolCall) -> None:
+        """Let calls like ``call`` run without asking for the rest of the chat: the same command line for a command,
+        every call for another tool."""
+        tool = self.tools.get(call.name)
+        subject = _subject(tool, _arguments(call, quiet=True)) if tool is not None and call.name == "run_command" else ""
+        self.allowance = self.allowance.adding([f"{call.name}:{subject}" if subject else call.name])
+
+    def refused(self, call: ToolCall, why: str) -> ToolResult:
+        """The result of a call that did not run: ``why`` is what the model reads."""
+        now = time.perf_counter()
+        return ToolResult(call, f"error: {why}", len(why.encode()) + 7, now, now, why)
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """What the model is offered."""
         return tuple(ToolSpec(tool.name, tool.description, tool.parameters) for tool in self.tools.values())
 
-    async def run(self, call: ToolCall) -> ToolResult:
-        """Run one call within the time limit; every failure becomes an error result (cancelling is not one)."""
+    async def run(self, call: ToolCall, output: Callable[[str], None] | None = None) -> ToolResult:
+        """Run one call within the time limit; every failure becomes an error result (cancelling is not one).
+        ``output``: where a tool that streams (a command) sends each line of its output as it comes."""
         started = time.perf_counter()
         limit = self.settings.max_output_bytes
         error: str | None = None
         text = ""
         try:
-            text = await self._run(call, limit)
+            text = await self._run(call, limit, output)
         except TimeoutError:
             error = f"{call.name} took longer than {self.settings.timeout_s:g} s ([tools] timeout_s) and was stopped"
         except ToolError as exc:
@@ -132,34 +179,69 @@ class Toolbox:
         shown, size, cut = bound(text, limit)
         return ToolResult(call, shown, size, started, time.perf_counter(), error, cut)
 
-    async def _run(self, call: ToolCall, limit: int) -> str:
+    async def _run(self, call: ToolCall, limit: int, output: Callable[[str], None] | None) -> str:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.tools) or "none"
             raise ToolError(f"there is no tool named {call.name!r} (the tools are: {known})")
-        try:
-            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-        except ValueError as exc:
-            raise ToolError(f"the arguments are not valid JSON ({exc})") from None
-        if not isinstance(arguments, dict):
-            raise ToolError("the arguments must be a JSON object")
+        arguments = _arguments(call)
         async with asyncio.timeout(self.settings.timeout_s):
+            if output is not None and getattr(tool, "streams", False):
+                return await tool.run(arguments, limit, output=output)  # type: ignore[call-arg]
             return await tool.run(arguments, limit)
 
-    async def round(self, calls: Sequence[ToolCall], number: int) -> AsyncGenerator[ToolStarted | ToolFinished, None]:
-        """Run ``calls`` at once, yielding each start, then each result as it is ready (in the calls' order at the
-        end: :func:`exchange` takes the results in that order). Closing the generator cancels what still runs."""
-        tasks = [asyncio.ensure_future(self.run(call)) for call in calls]
+    async def round(self, calls: Sequence[ToolCall], number: int, refused: Mapping[int, str] | None = None,
+                    ) -> AsyncGenerator[ToolStarted | ToolOutput | ToolFinished, None]:
+        """Run ``calls`` at once, yielding each start, a command's output lines as they come, then each result as
+        it is ready (:func:`exchange` puts them back in the calls' order). ``refused``: calls that do not run (by
+        their index in ``calls``), with what the model is told instead. Closing the generator cancels what still
+        runs."""
+        refused = refused or {}
+        ready: asyncio.Queue[ToolOutput | ToolFinished] = asyncio.Queue()
+
+        async def one(call: ToolCall) -> None:
+            def line(text: str) -> None:
+                ready.put_nowait(ToolOutput(call, number, text, time.perf_counter()))
+
+            result = await self.run(call, line)
+            ready.put_nowait(ToolFinished(result, number, result.done))
+
+        tasks = [asyncio.ensure_future(one(call)) for index, call in enumerate(calls) if index not in refused]
         try:
-            for call in calls:
+            for index, call in enumerate(calls):
                 yield ToolStarted(call, number, time.perf_counter())
-            for task in asyncio.as_completed(tasks):
-                result = await task
-                yield ToolFinished(result, number, result.done)
+                if index in refused:
+                    result = self.refused(call, refused[index])
+                    yield ToolFinished(result, number, result.done)
+            for _ in tasks:
+                while not isinstance(item := await ready.get(), ToolFinished):
+                    yield item
+                yield item
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _arguments(call: ToolCall, *, quiet: bool = False) -> dict[str, Any]:
+    """A call's arguments as the JSON object they must be; :class:`ToolError` otherwise (``quiet``: ``{}``)."""
+    try:
+        arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError as exc:
+        if quiet:
+            return {}
+        raise ToolError(f"the arguments are not valid JSON ({exc})") from None
+    if not isinstance(arguments, dict):
+        if quiet:
+            return {}
+        raise ToolError("the arguments must be a JSON object")
+    return arguments
+
+
+def _subject(tool: Tool | None, arguments: Mapping[str, Any]) -> str:
+    """What ``[tools] allow`` patterns match for a call: its command line or paths (:meth:`subject`), or ``""``."""
+    subject = getattr(tool, "subject", None)
+    return str(subject(arguments)) if subject is not None else ""
 
 
 def exchange(text: str, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> tuple[Message, ...]:

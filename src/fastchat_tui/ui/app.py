@@ -24,7 +24,7 @@ from textual.worker import Worker
 from fastchat_tui.attachment import with_files
 from fastchat_tui.catalog import Catalog, Listing
 from fastchat_tui.config import Config
-from fastchat_tui.conversation import Compared, Conversation, ConversationEvent, NeedsConsent, NeedsKey, Notice
+from fastchat_tui.conversation import Compared, Conversation, ConversationEvent, NeedsApproval, NeedsConsent, NeedsKey, Notice
 from fastchat_tui.keymap import active_keys
 from fastchat_tui.race import ColumnEvent
 from fastchat_tui.selection import Selection
@@ -49,6 +49,7 @@ from fastchat_tui.ui.screens.source_picker import Pick, SourcePicker
 from fastchat_tui.ui.signals import run_ending_on_signals
 from fastchat_tui.ui.startup import Warmup, tune_gc
 from fastchat_tui.ui.themes import apply_themes, remember_theme
+from fastchat_tui.ui.tool_servers import ToolServers
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
 from fastchat_tui.ui.widgets.key_footer import KeyFooter
 from fastchat_tui.ui.widgets.path_completion import PathCompletion
@@ -127,8 +128,10 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         """Every source's models, asked in the background (start-up, the picker, ``-m``) and kept a minute."""
         self.selection = Selection(self.session, self.catalog, model)
         """The chat's source and model (``-m``, F2, the picker)."""
-        self.conversation = Conversation(self.session, self.selection)
-        """The chat's turns: what is sent, retried and kept; ``conversation.last_turn`` is the last reply."""
+        self.conversation = Conversation(self.session, self.selection, changes=True)
+        """The chat's turns: what is sent, retried and kept; ``conversation.last_turn`` is the last reply. The tools
+        it offers include those that change the project: the chat asks before each such call."""
+        self.tool_servers = ToolServers(self, config, self.conversation)
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self.warmup = Warmup()
@@ -173,6 +176,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
 
     def on_mount(self) -> None:
         self.warmup.start()
+        self.tool_servers.start()
         self._show_selection()
         for warning in [*self._theme_warnings, *self._startup_warnings]:
             self.notify(plain(warning), severity="warning", timeout=10)
@@ -306,7 +310,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
                     if isinstance(event, ColumnEvent):  # a comparison's hot path
                         assert view is not None
                         view.show(event)
-                    elif not isinstance(event, Compared | Notice | NeedsKey | NeedsConsent):  # a reply's hot path
+                    elif not isinstance(event, Compared | Notice | NeedsKey | NeedsConsent | NeedsApproval):  # a reply's
                         reply.show(event)
                     elif isinstance(event, Compared):
                         view = self._start_compare(event)
@@ -486,4 +490,5 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         self._close_messages_no_wait()
 
     async def on_unmount(self) -> None:
+        await self.tool_servers.aclose()
         await self.session.aclose()

@@ -17,7 +17,7 @@ from fastchat_tui.retries import retrying_text
 from fastchat_tui.router import fallback_text, hedge_text, status_text
 from fastchat_tui.selection import Selection
 from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, TextDelta
-from fastchat_tui.tool_rounds import RoundsEnded, ToolFinished, ToolStarted, call_line, rounds_line
+from fastchat_tui.tool_rounds import RoundsEnded, ToolFinished, ToolOutput, ToolStarted, call_line, rounds_line
 from fastchat_tui.turn import Turn
 from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.plain import plain
@@ -53,7 +53,7 @@ class ReplyView:
             return f"{where} · {turn.route.reason}"
         return where
 
-    def show(self, event: SessionEvent | ToolStarted | ToolFinished | RoundsEnded) -> None:
+    def show(self, event: SessionEvent | ToolStarted | ToolOutput | ToolFinished | RoundsEnded) -> None:
         if isinstance(event, TextDelta):
             self._entry().append(event.text)
         elif isinstance(event, ReasoningDelta):
@@ -95,6 +95,8 @@ class ReplyView:
             self.end()
         elif isinstance(event, ToolStarted):
             self.status.show(meter=f"round {event.round} · running {event.call.name}…")
+        elif isinstance(event, ToolOutput):
+            self.status.show(meter=f"round {event.round} · {event.call.name}: {event.text[-120:]}")
         elif isinstance(event, ToolFinished):
             self.chat.add_notice(call_line(event.result), "warning" if event.result.error else "information")
         elif isinstance(event, RoundsEnded):
