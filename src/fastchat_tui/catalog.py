@@ -247,7 +247,7 @@ def unlisted_in(config: Config, listings: Mapping[str, Listing]) -> list[Unliste
                        "choose one)" if instead else f"{name}: {missing}, and nothing it lists can chat")
             found.append(Unlisted(name, spec.model, True, instead, message))
             continue
-        fix = f"download it with `ollama pull {spec.model}`" if spec.kind == "ollama" else "check its name"
+        fix = f"download it with `fastchat models pull {spec.model}`" if spec.kind == "ollama" else "check its name"
         serves = f"it serves {_named(listing)}" if listing.models else "it serves none"
         message = (f"{name}: {missing} at {spec.base_url}, so its requests will fail; {fix}, or set model for "
                    f"[sources.{name}] to one it serves ({serves})")

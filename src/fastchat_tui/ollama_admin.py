@@ -19,13 +19,14 @@ model is kept per model and digest (:class:`OllamaAdmin.show`): it changes only 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
+import sys
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -34,7 +35,7 @@ import httpx
 from fastchat_tui import __version__
 from fastchat_tui.config import is_loopback_url
 from fastchat_tui.sources._util import ERROR_BODY_CAP, MESSAGE_CAP, excerpt, reason, redirect_error, text_or_none
-from fastchat_tui.sources.base import ErrorKind, NotRunning, SourceError
+from fastchat_tui.sources.base import ErrorKind, Loaded, NotRunning, SourceError
 from fastchat_tui.sources.network import Trace, loopback_check, takes_proxy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -158,20 +159,6 @@ class PullProgress:
 
 
 @dataclass(frozen=True, slots=True)
-class Loaded:
-    """A model Ollama holds in memory (``/api/ps``): ``size_bytes`` of memory in all, ``vram_bytes`` of it on a
-    GPU, unloaded at ``expires_at`` (its ``keep_alive``), running with a window of ``context_tokens`` (the
-    ``num_ctx`` it was loaded with, where the server says)."""
-
-    model: str
-    size_bytes: int | None = None
-    vram_bytes: int | None = None
-    expires_at: datetime | None = None
-    context_tokens: int | None = None
-    digest: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Shown:
     """What ``/api/show`` says of a model: its trained context (``model_info``'s ``*.context_length``), what it can
     do (``completion``, ``tools``, ``thinking``, ``vision``, ``embedding``…) and its Modelfile parameters
@@ -275,6 +262,11 @@ class OllamaAdmin:
         self._client: Any = None
         self._shown: dict[tuple[str, str | None], Shown] = {}
 
+    async def ready(self) -> None:
+        """Import the ``ollama`` package, once per process, in a thread: it takes 0.3 s here (pydantic), seconds on
+        a busy machine, and the chat's event loop must not stop for it."""
+        await _imported()
+
     def _ensure(self) -> Any:
         if self._client is None:
             from ollama import AsyncClient
@@ -299,6 +291,7 @@ class OllamaAdmin:
         :class:`SourceError`: ``not_found`` for a name the library lacks, ``server`` for a failed download (a
         digest mismatch), ``cut`` for a stream that ended or broke before ``success``. Cancelling it (closing
         the iterator) closes the connection, and Ollama stops the download; a new pull resumes it."""
+        await self.ready()
         client = self._ensure()
         seen = 0
         try:
@@ -320,6 +313,7 @@ class OllamaAdmin:
 
     async def ps(self) -> list[Loaded]:
         """The models Ollama holds in memory now. Raises :class:`SourceError`."""
+        await self.ready()
         client = self._ensure()
         try:
             async with asyncio.timeout(SHORT_S):
@@ -344,6 +338,7 @@ class OllamaAdmin:
         Raises :class:`SourceError` (``not_found`` for a model that is not installed)."""
         if (kept := self.cached(model, digest)) is not None:
             return kept
+        await self.ready()
         client = self._ensure()
         try:
             async with asyncio.timeout(SHORT_S):
@@ -363,6 +358,18 @@ class OllamaAdmin:
         )
         self._shown[(model, digest)] = shown
         return shown
+
+
+_importing: asyncio.Future[None] | None = None
+
+
+async def _imported() -> None:
+    global _importing
+    if "ollama" in sys.modules:
+        return
+    if _importing is None or _importing.get_loop() is not asyncio.get_running_loop():
+        _importing = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "ollama"))
+    await asyncio.shield(_importing)
 
 
 def _parameters(text: str) -> dict[str, str]:
