@@ -307,7 +307,7 @@ class OllamaAdmin:
         except (asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:
-            raise failure(self.name, self.base_url, exc, model=model, what="the pull", lines=seen) from None
+            raise failure(self.name, self.base_url, exc, model=model, what=f"the pull of {model}", lines=seen) from None
         raise SourceError(ErrorKind.CUT, f"{self.name}: the pull of {model} ended before Ollama said 'success' "
                           f"({seen} progress lines); run it again: Ollama resumes the download", source=self.name)
 
