@@ -14,7 +14,7 @@ import pytest
 from tests.helpers import child_env, fastchat
 from tests.ollama_admin_server import OllamaAdminServer, layers_for, loaded_entry
 from tests.pty_screen import Terminal
-from tests.servers import ModelCard, OpenAIServer, Script
+from tests.servers import ModelCard, Script
 
 LLAMA = ModelCard("llama3.2:latest", size=2_019_393_189, family="llama", context_length=131072,
                   capabilities=("completion", "tools"))

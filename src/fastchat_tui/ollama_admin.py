@@ -27,6 +27,7 @@ import time
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -360,7 +361,7 @@ class OllamaAdmin:
         return shown
 
 
-_importing: asyncio.Future[None] | None = None
+_importing: asyncio.Future[ModuleType] | None = None
 
 
 async def _imported() -> None:
@@ -392,7 +393,7 @@ def _proxy(base_url: str) -> str | None:
     """The environment's proxy for an ``https`` URL to a hosted Ollama (see :func:`takes_proxy`)."""
     host = urlsplit(base_url).hostname or ""
     proxies = urllib.request.getproxies_environment()
-    if urllib.request.proxy_bypass_environment(host, proxies):
+    if urllib.request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]  # not in typeshed
         return None
     return proxies.get("https") or proxies.get("all")
 
