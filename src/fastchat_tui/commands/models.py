@@ -23,7 +23,6 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from fastchat_tui.commands.common import CommandError, StatusLine, fail, load_config
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
     from fastchat_tui.catalog import Listing, Unlisted
     from fastchat_tui.config import Config, SourceConfig
     from fastchat_tui.ollama_admin import PullProgress
-    from fastchat_tui.sources.base import Loaded, ModelInfo
+    from fastchat_tui.sources.base import ModelInfo
 
 PLAIN_EVERY_S = 5.0
 """How often a pull's progress is written where stderr is no terminal (a log, a pipe)."""
@@ -91,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _source_text(config: Config, listing: Listing, flag: Unlisted | None) -> str:
     """One source: a heading that says whether it answered, its models as a table, the flag if any."""
-    from fastchat_tui.catalog import size_text
+    from fastchat_tui.catalog import can_text, loaded_text, size_text
 
     spec = config.sources[listing.source]
     where = f"{listing.source} · {spec.kind} · {spec.base_url}" if spec.base_url else f"{listing.source} · {spec.kind}"
@@ -139,39 +138,6 @@ def _model_json(model: ModelInfo) -> dict[str, Any]:
             "loaded": None if loaded is None else {
                 "size_bytes": loaded.size_bytes, "vram_bytes": loaded.vram_bytes, "context_tokens": loaded.context_tokens,
                 "expires_at": loaded.expires_at.isoformat() if loaded.expires_at else None}}
-
-
-SHOWN_CAPABILITIES = ("tools", "thinking", "vision", "embedding", "insert")
-"""What a model can do that is worth a column (``completion`` is what they all do)."""
-
-
-def can_text(capabilities: tuple[str, ...]) -> str:
-    """``tools, thinking`` for the capabilities that tell models apart; ``-`` for none said."""
-    found = [c for c in SHOWN_CAPABILITIES if c in capabilities]
-    return ", ".join(found) or "-"
-
-
-def loaded_text(loaded: Loaded | None, now: datetime | None = None) -> str:
-    """``6.0 GB 81% GPU 8,192 ctx until 14:05``: its memory, the share on a GPU, the window it runs with (the
-    ``num_ctx`` it was loaded with, which limits a request, where the trained CONTEXT is the most it could take)
-    and when it unloads; ``-`` for a model not in memory."""
-    from fastchat_tui.catalog import size_text
-
-    if loaded is None:
-        return "-"
-    parts = [size_text(loaded.size_bytes)]
-    if loaded.size_bytes and loaded.vram_bytes:
-        parts.append(f"{round(100 * loaded.vram_bytes / loaded.size_bytes)}% GPU")
-    if loaded.context_tokens:
-        parts.append(f"{loaded.context_tokens:,} ctx")
-    if loaded.expires_at is not None:
-        now = now or datetime.now(UTC)
-        until = loaded.expires_at.astimezone()
-        if (loaded.expires_at - now).days > 365:
-            parts.append("until stopped")  # keep_alive -1
-        else:
-            parts.append(f"until {until:%H:%M}" if (loaded.expires_at - now).days < 1 else f"until {until:%Y-%m-%d %H:%M}")
-    return " ".join(parts)
 
 
 def ollama_source(config: Config, name: str | None) -> SourceConfig:

@@ -24,10 +24,10 @@ Ollama truncates a prompt longer than its window without a word.
 The installed models are ``/api/tags``; the first few are also asked ``/api/show`` for their context
 window and capabilities, and ``/api/ps`` says which are loaded (:meth:`OllamaSource.models`). Those two, and
 pulls, go through the ``ollama`` package (:attr:`OllamaSource.admin`, :mod:`fastchat_tui.ollama_admin`); the
-probe's ``/api/tags``, asked before the first paint, stays on the warm client here. The package keeps what ``show`` said per model: its trained context caps the
-window of a request (:meth:`OllamaSource.trained_context`, :func:`fastchat_tui.context.context_limit`).
-What happens when a model is not installed, or Ollama is not running,
-is the session's to decide (:mod:`fastchat_tui.model_choice`, :mod:`fastchat_tui.stand_in`): a connection
+probe's ``/api/tags``, asked before the first paint, stays on the warm client here. The package keeps what
+``show`` said per model: its trained context caps the window of a request (:meth:`OllamaSource.trained_context`,
+:func:`fastchat_tui.context.context_limit`). What happens when a model is not installed, or Ollama is not
+running, is the session's to decide (:mod:`fastchat_tui.model_choice`, :mod:`fastchat_tui.stand_in`): a connection
 nothing accepted at an address on this machine is raised as :class:`~fastchat_tui.sources.base.NotRunning`.
 """
 

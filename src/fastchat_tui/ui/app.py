@@ -33,6 +33,7 @@ from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
+from fastchat_tui.ui.model_pull import ModelPulls
 from fastchat_tui.ui.palette import Palette
 from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.questions import ask
@@ -46,13 +47,14 @@ from fastchat_tui.ui.themes import apply_themes, remember_theme
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
 from fastchat_tui.ui.widgets.key_footer import KeyFooter
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
+from fastchat_tui.ui.widgets.pull_bar import PullBar
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
 
 
-class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
+class FastchatApp(CompareMode, ChatHistory, Palette, ModelPulls, App[None]):
     """Chat with any configured source; F2 switches, F4 compares several at once, Esc or Ctrl+C cancels, Ctrl+Q
     quits (the default keys: the config's ``[keys]`` table, applied here as Textual's keymap, moves them)."""
 
@@ -71,6 +73,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
         bind("app.toggle_thinking", "no_thinking", show=False),  # the same key, while no reply has thinking
         bind("app.route_reason", "route_reason", "Why", show=False),
+        bind("app.pull_model", "pull_model", "Pull", show=False),
         bind("app.page_up", "page_transcript(-1)", "Scroll up", priority=True),  # in the footer once it scrolls
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
         bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
@@ -132,6 +135,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             f"{key('app.cycle_source')} source · {key('app.cancel_reply')} cancel"
         )
         self.status = StatusBar(id="status")
+        self.pull_bar = PullBar(id="pull")
+        """A model being pulled, above the status bar while it is (:class:`ModelPulls`)."""
         self.comparisons = CompareTurn(self, self.chat, self.prompt_input, self.conversation, self._cancel_worker)
 
     def compose(self) -> ComposeResult:
@@ -139,6 +144,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             yield AttachmentsView(self.attachments)
         yield self.chat
         yield self.prompt_input
+        yield self.pull_bar
         yield self.status
         yield KeyFooter()
 
@@ -278,6 +284,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
                         ask(self, event, refused=self._give_back_prompt)
                         self.refresh_bindings()
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
+            self.offer_pull(self.conversation.last_turn)  # a reply whose Ollama model is missing offers its pull
         finally:
             reply.end()
 
@@ -296,7 +303,9 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         """Ctrl+P, Switch source: auto, a source, or any model a source lists (its lists are asked meanwhile)."""
 
         def chosen(pick: Pick | None) -> None:
-            if pick is not None:
+            if pick is not None and pick.pull and pick.model:
+                self.start_pull(pick.source, pick.model)
+            elif pick is not None:
                 self.select(pick.source, pick.model)
             else:
                 self._show_selection()  # what the lists said meanwhile (a flag, a model used instead)
