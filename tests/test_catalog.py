@@ -164,7 +164,7 @@ async def test_configured_models_the_sources_do_not_list_are_flagged_before_any_
     assert flags[0].message == (f"zero: {DEFAULT} is not installed; it uses llama3.2:latest instead, and "
                                 "deepseek-coder:6.7b for code "
                                 "(set model for [sources.zero] to choose one)")
-    assert "ollama pull mistral:7b" in flags[1].message and "llama3.2:latest, deepseek-coder:6.7b" in flags[1].message
+    assert "fastchat models pull mistral:7b" in flags[1].message and "llama3.2:latest, deepseek-coder:6.7b" in flags[1].message
     assert [r.path for r in a.requests if r.path == "/api/chat"] == []  # nothing was sent to find out
     assert unlisted_in(catalog.config, {}) == []
     await session.aclose()

@@ -107,7 +107,7 @@ async def test_the_picker_lists_each_sources_models_and_flags_a_missing_configur
         assert shown[2].split()[:5] == ["●", "!", "mistral:7b", "configured", "·"]  # marked: the chat's choice
         assert "not listed" in shown[2]
         assert " ".join(flag.message.split()) in " ".join(shown[2].split())  # the catalog's words, whole
-        assert "so its requests will fail; download it with `ollama pull mistral:7b`" in flag.message
+        assert "so its requests will fail; download it with `fastchat models pull mistral:7b`" in flag.message
         assert "2.0 GB · Q4_K_M · 131,072 ctx" in shown[3]
         assert "configured" in shown[6] and "configured" not in shown[7]
         assert "✗ Ollama is not running" in shown[8] and len(shown) == 9  # no models under a source that did not answer

@@ -47,11 +47,12 @@ def test_models_prints_each_source_then_its_models(two_servers):
     head = out.splitlines()[0]
     assert head == f"local · ollama · {local.url} · reachable, 2 models"
     lines = [line.split() for line in out.splitlines()]
-    assert ["MODEL", "SIZE", "FAMILY", "QUANT", "CONTEXT"] in lines
-    assert ["llama3.2:latest", "(configured)", "2.0", "GB", "llama", "Q4_K_M", "131,072"] in lines
-    assert ["qwen2.5-coder:1.5b", "986", "MB", "qwen2", "Q8_0", "32,768"] in lines
+    assert ["MODEL", "SIZE", "FAMILY", "QUANT", "CONTEXT", "CAN", "LOADED"] in lines
+    assert ["llama3.2:latest", "(configured)", "2.0", "GB", "llama", "Q4_K_M", "131,072", "tools", "-"] in lines
+    assert ["qwen2.5-coder:1.5b", "986", "MB", "qwen2", "Q8_0", "32,768", "-", "-"] in lines
     assert f"hosted · openai · {hosted.url} · reachable, 2 models" in out
-    assert ["gpt-5", "-", "-", "-", "400,000"] in lines and ["gpt-4.1-nano", "-", "-", "-", "-"] in lines
+    assert ["gpt-5", "-", "-", "-", "400,000", "-", "-"] in lines
+    assert ["gpt-4.1-nano", "-", "-", "-", "-", "-", "-"] in lines
     assert "! hosted: gpt-4.1-mini is not listed at" in out and "check its name" in out  # flagged before any prompt
     gone = out[out.index("gone · ollama"):]
     assert gone.splitlines()[0].endswith("· unreachable") and "cannot connect to Ollama" in gone
@@ -68,7 +69,7 @@ def test_models_json_is_one_stable_object(two_servers):
     assert first["base_url"] == local.url and first["reachable"] and first["error"] is None and first["unlisted"] is None
     assert first["models"][0] == {"id": "llama3.2:latest", "size_bytes": 2_019_393_189, "family": "llama",
                                   "quantisation": "Q4_K_M", "context_tokens": 131072,
-                                  "capabilities": ["completion", "tools"]}
+                                  "capabilities": ["completion", "tools"], "loaded": None}
     assert data["sources"][1]["unlisted"]["default"] is False
     gone = data["sources"][2]
     assert not gone["reachable"] and gone["models"] == [] and gone["error"]["kind"] == "unreachable"

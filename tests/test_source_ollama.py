@@ -106,7 +106,7 @@ async def test_missing_model_says_ollama_pull(ollama_server: OllamaServer):
     ollama_server.push(Script(status=404))
     events, error = await collect(make(ollama_server.url, model="llama9:70b"))
     assert events == [] and error.kind is ErrorKind.NOT_FOUND
-    assert "`ollama pull llama9:70b`" in error.message and "not found" in error.message
+    assert "`fastchat models pull llama9:70b`" in error.message and "not found" in error.message
 
 
 async def test_server_error_carries_ollamas_message(ollama_server: OllamaServer):

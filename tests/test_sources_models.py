@@ -222,7 +222,7 @@ async def test_a_model_the_user_chose_is_never_replaced(spawn_server):
     for session, kwargs in ((session_of(ollama(server.url, preset=None)), {}),  # written into the config
                             (session_of(ollama(server.url)), {"model": OLLAMA_DEFAULT})):  # given for the request
         error = error_of(await events_of(session, task="chat", **kwargs))
-        assert error.kind is ErrorKind.NOT_FOUND and f"ollama pull {OLLAMA_DEFAULT}" in error.message
+        assert error.kind is ErrorKind.NOT_FOUND and f"fastchat models pull {OLLAMA_DEFAULT}" in error.message
         await session.aclose()
     assert chat_models(server) == [OLLAMA_DEFAULT, OLLAMA_DEFAULT]
     assert "/api/tags" not in [r.path for r in server.requests]

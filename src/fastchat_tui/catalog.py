@@ -20,13 +20,26 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from fastchat_tui.config import Config
 from fastchat_tui.model_choice import model_is_default, not_served, substitute
-from fastchat_tui.sources.base import MODEL_LIST_TTL_S, ErrorKind, ModelInfo, Source, SourceError, find_model
+from fastchat_tui.sources.base import MODEL_LIST_TTL_S, ErrorKind, Loaded, ModelInfo, Source, SourceError, find_model
 
-__all__ = ["LIST_TIMEOUT_S", "Catalog", "Listing", "ModelChoice", "ModelSpecError", "Unlisted", "model_is_default",
-           "resolve_in", "size_text", "unlisted_in"]
+__all__ = [
+    "LIST_TIMEOUT_S",
+    "Catalog",
+    "Listing",
+    "ModelChoice",
+    "ModelSpecError",
+    "Unlisted",
+    "can_text",
+    "loaded_text",
+    "model_is_default",
+    "resolve_in",
+    "size_text",
+    "unlisted_in",
+]
 
 LIST_TIMEOUT_S = 5.0
 """Longest wait for one source's list (its own bounds are shorter: 3 s for Ollama's, 5 s for a provider's)."""
@@ -185,6 +198,37 @@ def size_text(size: int | None) -> str:
     return f"{size} B"
 
 
+SHOWN_CAPABILITIES = ("tools", "thinking", "vision", "embedding", "insert")
+"""What a model can do that is worth a column (``completion`` is what they all do)."""
+
+
+def can_text(capabilities: tuple[str, ...]) -> str:
+    """``tools, thinking`` for the capabilities that tell models apart; ``-`` for none said."""
+    found = [c for c in SHOWN_CAPABILITIES if c in capabilities]
+    return ", ".join(found) or "-"
+
+
+def loaded_text(loaded: Loaded | None, now: datetime | None = None) -> str:
+    """``6.0 GB 81% GPU 8,192 ctx until 14:05``: its memory, the share on a GPU, the window it runs with (the
+    ``num_ctx`` it was loaded with, which limits a request, where the trained CONTEXT is the most it could take)
+    and when it unloads; ``-`` for a model not in memory."""
+    if loaded is None:
+        return "-"
+    parts = [size_text(loaded.size_bytes)]
+    if loaded.size_bytes and loaded.vram_bytes:
+        parts.append(f"{round(100 * loaded.vram_bytes / loaded.size_bytes)}% GPU")
+    if loaded.context_tokens:
+        parts.append(f"{loaded.context_tokens:,} ctx")
+    if loaded.expires_at is not None:
+        now = now or datetime.now(UTC)
+        until = loaded.expires_at.astimezone()
+        if (loaded.expires_at - now).days > 365:
+            parts.append("until stopped")  # keep_alive -1
+        else:
+            parts.append(f"until {until:%H:%M}" if (loaded.expires_at - now).days < 1 else f"until {until:%Y-%m-%d %H:%M}")
+    return " ".join(parts)
+
+
 def resolve_in(config: Config, listings: Mapping[str, Listing], spec: str) -> ModelChoice:
     """What ``spec`` names, by these listings. Raises :class:`ModelSpecError`.
 
@@ -247,7 +291,7 @@ def unlisted_in(config: Config, listings: Mapping[str, Listing]) -> list[Unliste
                        "choose one)" if instead else f"{name}: {missing}, and nothing it lists can chat")
             found.append(Unlisted(name, spec.model, True, instead, message))
             continue
-        fix = f"download it with `ollama pull {spec.model}`" if spec.kind == "ollama" else "check its name"
+        fix = f"download it with `fastchat models pull {spec.model}`" if spec.kind == "ollama" else "check its name"
         serves = f"it serves {_named(listing)}" if listing.models else "it serves none"
         message = (f"{name}: {missing} at {spec.base_url}, so its requests will fail; {fix}, or set model for "
                    f"[sources.{name}] to one it serves ({serves})")

@@ -28,6 +28,8 @@ OLLAMA_DEFAULT_CTX = 4096
 AUTO_CTX_MAX = 32768
 """The largest ``num_ctx`` fastchat asks an Ollama source for on its own."""
 AUTO_CTX_STEP = 2048
+SMALLEST_CONTEXT = 2048
+"""No chat model Ollama serves has a smaller trained context: a request that fits in it needs no ``show``."""
 
 
 class InputTooLarge(Exception):
@@ -48,17 +50,22 @@ def messages_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     return estimate_tokens("\n".join(str(m.get("content") or "") for m in messages))
 
 
-def context_limit(source: SourceConfig) -> int | None:
-    """The source's context in tokens: ``context_tokens`` from the config or preset.
+def context_limit(source: SourceConfig, trained: int | None = None) -> int | None:
+    """The source's context in tokens: the window a request runs in, never more than the model's.
 
-    An Ollama source without one gets ``num_ctx`` raised to fit the prompt, up to
-    :data:`AUTO_CTX_MAX`, which is then the limit. An OpenAI-compatible source without one
-    has no known limit (``None``): such servers refuse an oversized prompt, they do not cut it.
+    For Ollama the limit of a request is ``num_ctx``, the window the runner is loaded with, not the context
+    the model was trained for (``show``'s ``*.context_length``): a prompt longer than ``num_ctx`` is cut without
+    a word, even if the model could take it. fastchat sets ``num_ctx`` itself (:func:`ollama_options`), so the
+    limit is that: ``context_tokens`` from the config or preset, else :data:`AUTO_CTX_MAX` for an Ollama source
+    (its ``num_ctx`` is raised to fit the prompt, up to that). ``trained``, where the server told it, caps
+    both, since a window past it is one the model cannot use (Ollama caps it too). An OpenAI-compatible source
+    without ``context_tokens`` has no known limit (``None``): such servers refuse an oversized prompt, they do
+    not cut it.
     """
     if source.context_tokens:
-        return source.context_tokens
+        return min(source.context_tokens, trained) if trained else source.context_tokens
     if source.kind == "ollama":
-        return AUTO_CTX_MAX
+        return min(AUTO_CTX_MAX, trained) if trained else AUTO_CTX_MAX
     return None
 
 
@@ -69,8 +76,13 @@ def reply_reserve(limit: int, max_tokens: int | None) -> int:
     return min(REPLY_RESERVE_MAX, limit // 4)
 
 
-def fits(tokens: int, source: SourceConfig, max_tokens: int | None = None) -> bool:
-    limit = context_limit(source)
+def fits_smallest(tokens: int, max_tokens: int | None = None) -> bool:
+    """Whether a request fits any model's context (:data:`SMALLEST_CONTEXT`), the reply's share kept free."""
+    return tokens + reply_reserve(SMALLEST_CONTEXT, max_tokens) <= SMALLEST_CONTEXT
+
+
+def fits(tokens: int, source: SourceConfig, max_tokens: int | None = None, trained: int | None = None) -> bool:
+    limit = context_limit(source, trained)
     return limit is None or tokens + reply_reserve(limit, max_tokens) <= limit
 
 
@@ -81,13 +93,15 @@ def check_fits(
     max_tokens: int | None = None,
     *,
     files: bool = True,
+    trained: int | None = None,
 ) -> None:
     """Raise :class:`InputTooLarge` (with the options) if the request plus the reply do not fit ``source``.
 
     ``others`` are the other sources the request may go to, named in the message when they would fit;
-    ``files`` says the size comes from attached inputs, so the options name the ways to send less of them.
+    ``files`` says the size comes from attached inputs, so the options name the ways to send less of them;
+    ``trained``: the model's trained context, where its server told it (:func:`context_limit`).
     """
-    limit = context_limit(source)
+    limit = context_limit(source, trained)
     if limit is None:
         return
     reserve = reply_reserve(limit, max_tokens)
@@ -105,10 +119,11 @@ def check_fits(
         ("use a source with a bigger context: -s " + ", -s ".join(bigger)) if bigger
         else "use a source with a bigger context (-s NAME), or raise context_tokens in the config if the model allows it",
     ]
+    trained_note = f" (the model's own context is {trained:,} tokens)" if trained and trained <= limit else ""
     raise InputTooLarge(
         f"the input is too large for {source.name} ({source.model}): about {prompt_tokens:,} tokens "
         f"(estimated at {BYTES_PER_TOKEN:g} bytes per token), and its context holds {limit:,} tokens "
-        f"with {reserve:,} kept for the reply. Nothing was sent. Options: " + "; ".join(options) + ".",
+        f"with {reserve:,} kept for the reply{trained_note}. Nothing was sent. Options: " + "; ".join(options) + ".",
         prompt_tokens,
         limit,
     )
@@ -120,7 +135,7 @@ def _with_limit(source: SourceConfig) -> str:
 
 
 def ollama_options(
-    messages: Sequence[Mapping[str, Any]], context_tokens: int | None, max_tokens: int | None
+    messages: Sequence[Mapping[str, Any]], context_tokens: int | None, max_tokens: int | None, trained: int | None = None
 ) -> dict[str, int]:
     """The ``options`` of an Ollama chat request: ``num_ctx`` and ``num_predict``.
 
@@ -130,14 +145,16 @@ def ollama_options(
     Without it, nothing is sent for ordinary prompts (the server's default stays loaded);
     only a request estimated to overflow Ollama's default window raises ``num_ctx``, in
     steps of 2,048 up to :data:`AUTO_CTX_MAX`, so a long prompt is not silently cut.
+    ``trained`` (the model's trained context, from ``show``) caps ``num_ctx`` either way.
     """
     options: dict[str, int] = {}
     if context_tokens:
-        options["num_ctx"] = context_tokens
+        options["num_ctx"] = min(context_tokens, trained) if trained else context_tokens
     else:
         needed = messages_tokens(messages) + (max_tokens or 1024) + 64
         if needed > OLLAMA_DEFAULT_CTX:
-            options["num_ctx"] = min(-(-needed // AUTO_CTX_STEP) * AUTO_CTX_STEP, AUTO_CTX_MAX)
+            cap = min(AUTO_CTX_MAX, trained) if trained else AUTO_CTX_MAX
+            options["num_ctx"] = min(-(-needed // AUTO_CTX_STEP) * AUTO_CTX_STEP, cap)
     if max_tokens is not None:
         options["num_predict"] = max_tokens
     return options

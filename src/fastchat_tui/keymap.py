@@ -85,6 +85,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.apply_changes", "ctrl+f", "preview the file changes the last reply proposes, to apply them hunk by hunk"),
     _action("app.undo_changes", "ctrl+underscore", "undo the last applied change: the files go back to what they were "
             "(Ctrl+/ sends this key in most terminals)"),
+    _action("app.pull_model", "ctrl+o", "pull (download) the Ollama model the last reply lacked, in the background; "
+            "again: cancel the pull"),
     _action("app.command_palette", "ctrl+p", "open the command palette (switch source, templates, themes...)"),
     _action("app.quit", "ctrl+q", "quit"),
     _action("prompt.submit", "enter", "send the prompt"),
@@ -108,6 +110,7 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("picker.up", "up", "highlight the row before"),
     _action("picker.page_down", "pagedown", "move the highlight ten rows down"),
     _action("picker.page_up", "pageup", "move the highlight ten rows up"),
+    _action("picker.pull", "ctrl+o", "pull (download) the highlighted Ollama model that is not installed"),
     _action("picker.close", "escape", "close the picker, choosing nothing"),
     _action("first_run.pick_source", "f2", "first-run help: pick a source anyway"),
     _action("first_run.close", "escape", "close the first-run help"),

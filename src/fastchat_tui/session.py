@@ -637,7 +637,8 @@ class Session:
         first = sources[route.source]
         others = [spec for spec in sources.values() if not findings or spec.is_private]
         try:
-            context.check_fits(tokens, first, others, max_tokens, files=bool(options.attachments))
+            context.check_fits(tokens, first, others, max_tokens, files=bool(options.attachments),
+                               trained=self._trained(route.source, options.model))
         except context.InputTooLarge as exc:
             raise SourceError(ErrorKind.TOO_LARGE, str(exc), source=route.source) from None
         fitting = [n for n in route.fallbacks if n in sources and context.fits(tokens, sources[n], max_tokens)]
@@ -762,6 +763,7 @@ class Session:
         if default and (chosen := self._choices.get(name, task)) is not None:
             turn.model = chosen
             yield ModelChosen(chosen, not_served(spec.kind, spec.model), time.perf_counter(), name)
+        await self._check_trained(turn, source, messages, max_tokens)
         first_send, retries = None, 0
         while True:
             asked = time.perf_counter()
@@ -801,6 +803,34 @@ class Session:
                 retries += 1
                 yield Retrying(turn, name, retries + 1, wait, error)
                 await asyncio.sleep(wait)
+
+    def _trained(self, name: str, model: str | None) -> int | None:
+        """The trained context of ``model`` (``None``: the configured one) on source ``name``, where its server told
+        it already (Ollama's ``show``), without asking."""
+        from fastchat_tui.sources.ollama import OllamaSource
+
+        source = self._sources.get(name)
+        return source.trained_context(model) if isinstance(source, OllamaSource) else None
+
+    async def _check_trained(self, turn: Turn, source: Source, messages: list[dict[str, str]],
+                             max_tokens: int | None) -> None:
+        """A request to an Ollama model that may be larger than a small model's context is checked against the
+        model's own trained context before it is sent (``show``, asked once per model within 1.5 s:
+        :meth:`~fastchat_tui.sources.ollama.OllamaSource.learn_context`). Raises ``too_large``."""
+        from fastchat_tui.sources.ollama import OllamaSource
+
+        if not isinstance(source, OllamaSource):
+            return
+        name = turn.source or ""
+        spec = self.config.sources[name]
+        tokens = context.messages_tokens(self._sent(name, turn.options, messages))
+        if context.fits_smallest(tokens, max_tokens):
+            return
+        trained = await source.learn_context(turn.model or spec.model)
+        try:
+            context.check_fits(tokens, spec, (), max_tokens, files=bool(turn.options.attachments), trained=trained)
+        except context.InputTooLarge as exc:
+            raise SourceError(ErrorKind.TOO_LARGE, str(exc), source=name) from None
 
     async def _choose(self, source: Source, spec: SourceConfig, task: str | None) -> str | None:
         """A model ``source`` serves, to send in place of its default one (:func:`substitute`); ``None`` when its

@@ -10,12 +10,27 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
 MODEL_LIST_TTL_S = 60.0
 """How long a source's model list is taken as current: long enough that the picker, ``-m`` and every
 prompt of a burst share one request, short enough that an ``ollama pull`` shows up within a minute."""
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A model its server holds in memory now (Ollama's ``/api/ps``): ``size_bytes`` of memory in all, ``vram_bytes``
+    of them on a GPU, unloaded at ``expires_at`` (its ``keep_alive``), running with a window of ``context_tokens``
+    (the ``num_ctx`` it was loaded with, where the server says)."""
+
+    model: str
+    size_bytes: int | None = None
+    vram_bytes: int | None = None
+    expires_at: datetime | None = None
+    context_tokens: int | None = None
+    digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +46,8 @@ class ModelInfo:
     """The longest context the model takes (its trained window), where the server says."""
     capabilities: tuple[str, ...] = ()
     """What the server says the model does (Ollama's ``completion``, ``embedding``, ``tools``…); empty: not said."""
+    loaded: Loaded | None = None
+    """In memory when the list was made (Ollama's ``/api/ps``); ``None``: not loaded, or not said."""
 
 
 def find_model(models: Iterable[ModelInfo], name: str) -> ModelInfo | None:

@@ -22,8 +22,12 @@ Context window: ``num_ctx`` is sized by :func:`fastchat_tui.context.ollama_optio
 Ollama truncates a prompt longer than its window without a word.
 
 The installed models are ``/api/tags``; the first few are also asked ``/api/show`` for their context
-window (:meth:`OllamaSource.models`). What happens when a model is not installed, or Ollama is not running,
-is the session's to decide (:mod:`fastchat_tui.model_choice`, :mod:`fastchat_tui.stand_in`): a connection
+window and capabilities, and ``/api/ps`` says which are loaded (:meth:`OllamaSource.models`). Those two, and
+pulls, go through the ``ollama`` package (:attr:`OllamaSource.admin`, :mod:`fastchat_tui.ollama_admin`); the
+probe's ``/api/tags``, asked before the first paint, stays on the warm client here. The package keeps what
+``show`` said per model: its trained context caps the window of a request (:meth:`OllamaSource.trained_context`,
+:func:`fastchat_tui.context.context_limit`). What happens when a model is not installed, or Ollama is not
+running, is the session's to decide (:mod:`fastchat_tui.model_choice`, :mod:`fastchat_tui.stand_in`): a connection
 nothing accepted at an address on this machine is raised as :class:`~fastchat_tui.sources.base.NotRunning`.
 """
 
@@ -71,6 +75,7 @@ from fastchat_tui.sources.base import (
     Done,
     ErrorKind,
     Event,
+    Loaded,
     Message,
     ModelInfo,
     NotRunning,
@@ -89,6 +94,7 @@ from fastchat_tui.text import clean
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.config import SourceConfig
+    from fastchat_tui.ollama_admin import OllamaAdmin
 
 CONNECT_TIMEOUT_CAP = 10.0
 PROBE_TIMEOUT = 3.0
@@ -133,6 +139,38 @@ class OllamaSource:
         self.base_url = config.base_url.rstrip("/")
         self._client: Any = None
         self._httpx: Any = None
+        self._admin: OllamaAdmin | None = None
+
+    @property
+    def admin(self) -> OllamaAdmin:
+        """Model management for this source (pull, ps, show) on the ``ollama`` package, built on first use; it sends
+        no key, as the chat stream sends none."""
+        if self._admin is None:
+            from fastchat_tui.ollama_admin import OllamaAdmin
+
+            self._admin = OllamaAdmin(self.config)
+        return self._admin
+
+    def trained_context(self, model: str | None = None) -> int | None:
+        """The trained context of ``model`` (default: the configured one) as ``show`` last said it, without asking."""
+        if self._admin is None:
+            return None
+        model = model or self.model
+        shown = self._admin.cached(model) or self._admin.cached(model + ":latest")
+        return shown.context_tokens if shown is not None else None
+
+    async def learn_context(self, model: str | None = None) -> int | None:
+        """:meth:`trained_context`, asking ``show`` (within :data:`SHOW_TIMEOUT` s) if it was not said yet;
+        ``None`` when the server did not say."""
+        model = model or self.model
+        if (known := self.trained_context(model)) is not None:
+            return known
+        try:
+            await self.admin.ready()  # once per process, and not counted in the time show has
+            async with asyncio.timeout(SHOW_TIMEOUT):
+                return (await self.admin.show(model)).context_tokens
+        except (SourceError, TimeoutError):
+            return None
 
     def _ensure_client(self) -> Any:
         """The warm client, built on first use; raises :class:`SourceError` where :func:`takes_proxy` refuses."""
@@ -158,6 +196,9 @@ class OllamaSource:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            await admin.aclose()
 
     def stream(
         self,
@@ -184,7 +225,8 @@ class OllamaSource:
         if tools:
             request["tools"] = [tool.wire() for tool in tools]
         calls: list[ToolCall] = []
-        options: dict[str, float] = {**ollama_options(messages, config.context_tokens, max_tokens)}
+        options: dict[str, float] = {**ollama_options(messages, config.context_tokens, max_tokens,
+                                                      self.trained_context(model))}
         if temperature is not None:
             options["temperature"] = temperature
         if options:
@@ -362,7 +404,7 @@ class OllamaSource:
             return SourceError(
                 ErrorKind.NOT_FOUND,
                 f"{self.name}: model '{model}' is not available at {self.base_url} ({said}); "
-                f"download it with `ollama pull {model}`",
+                f"download it with `fastchat models pull {model}`",
                 source=self.name,
                 status=status,
             )
@@ -401,17 +443,32 @@ class OllamaSource:
     async def models(self) -> list[ModelInfo]:
         """The installed models (``/api/tags``: size, family, quantisation), the first :data:`SHOW_LIMIT` of them
         (the configured one among them) also with their context window and capabilities from ``/api/show``,
-        asked in parallel within :data:`SHOW_TIMEOUT` s; a model whose ``/api/show`` did not answer in time
-        keeps what ``/api/tags`` said."""
-        listed = await self._tags()
+        asked in parallel within :data:`SHOW_TIMEOUT` s, and those loaded now with what ``/api/ps`` says; a model
+        whose ``/api/show`` did not answer in time keeps what ``/api/tags`` said."""
+        warming = asyncio.ensure_future(self.admin.ready())  # the package's import, in a thread, beside /api/tags
+        try:
+            listed = await self._tags()
+        except BaseException:
+            warming.cancel()
+            raise
         first = sorted(listed, key=lambda m: m.id != self.model)[:SHOW_LIMIT]
         tasks = {model.id: asyncio.ensure_future(self._show(model)) for model in first}
-        done, pending = await asyncio.wait(tasks.values(), timeout=SHOW_TIMEOUT)
+        loading = asyncio.ensure_future(self._loaded())
+        done, pending = await asyncio.wait([*tasks.values(), loading], timeout=SHOW_TIMEOUT)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         shown = {ident: task.result() for ident, task in tasks.items() if task in done and task.exception() is None}
-        return [shown.get(model.id) or model for model in listed]
+        loaded = loading.result() if loading in done and loading.exception() is None else {}
+        found = [shown.get(model.id) or model for model in listed]
+        return [replace(model, loaded=loaded[model.id]) if model.id in loaded else model for model in found]
+
+    async def _loaded(self) -> dict[str, Loaded]:
+        """The models in memory now, by id (``/api/ps``); none where the server does not say."""
+        try:
+            return {entry.model: entry for entry in await self.admin.ps()}
+        except SourceError:
+            return {}
 
     async def _tags(self, timeout: float | None = None) -> list[ModelInfo]:
         """``GET /api/tags`` within a short time in all, reading at most :data:`MODEL_LIST_CAP`; raises
@@ -426,21 +483,13 @@ class OllamaSource:
                               f"({_reason(exc)})", source=self.name) from None
 
     async def _show(self, model: ModelInfo) -> ModelInfo | None:
-        """``model`` with what ``POST /api/show`` adds (context window, capabilities); ``None`` if it said nothing."""
+        """``model`` with what ``show`` adds (context window, capabilities); ``None`` if it said nothing."""
         try:
-            data = await self._get_json("POST", "/api/show", {"model": model.id}, SHOW_TIMEOUT,
-                                        self.config.max_line_bytes, "a model description", model.id)
-            shown = _loads(data)
-            info = shown.get("model_info") or {}
-            context = next((_count(v) for k, v in info.items() if isinstance(k, str) and k.endswith(".context_length")),
-                           None)
-            capabilities = tuple(c for c in (text_or_none(c, 40) for c in shown.get("capabilities") or ()) if c)
-            details = shown.get("details") or {}
-        except (SourceError, ValueError, TypeError, AttributeError):
+            shown = await self.admin.show(model.id)
+        except SourceError:
             return None
-        return replace(model, context_tokens=context, capabilities=capabilities,
-                       family=model.family or text_or_none(details.get("family")),
-                       quantisation=model.quantisation or text_or_none(details.get("quantization_level")))
+        return replace(model, context_tokens=shown.context_tokens, capabilities=shown.capabilities,
+                       family=model.family or shown.family, quantisation=model.quantisation or shown.quantisation)
 
     async def _get_json(self, method: str, path: str, body: dict[str, Any] | None, limit: float, cap: int,
                         what: str, model: str) -> bytes:

@@ -39,6 +39,7 @@ from fastchat_tui.ui.code_blocks import copy_block, save_block
 from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
+from fastchat_tui.ui.model_pull import ModelPulls
 from fastchat_tui.ui.palette import Palette
 from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.questions import ask
@@ -55,13 +56,14 @@ from fastchat_tui.ui.widgets.key_footer import KeyFooter
 from fastchat_tui.ui.widgets.path_completion import PathCompletion
 from fastchat_tui.ui.widgets.pending_files import PendingFiles
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
+from fastchat_tui.ui.widgets.pull_bar import PullBar
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
 
 
-class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
+class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, App[None]):
     """Chat with any configured source; F2 switches, F4 compares several at once, Esc or Ctrl+C cancels, Ctrl+Q
     quits (the default keys: the config's ``[keys]`` table, applied here as Textual's keymap, moves them)."""
 
@@ -85,6 +87,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         bind("app.toggle_thinking", "no_thinking", show=False),  # the same key, while no reply has thinking
         bind("app.route_reason", "route_reason", "Why", show=False),
         bind("app.drop_file", "drop_file", "Drop file"),  # in the footer while the next prompt has files
+        bind("app.pull_model", "pull_model", "Pull", show=False),
         bind("app.page_up", "page_transcript(-1)", "Scroll up", priority=True),  # in the footer once it scrolls
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
         bind("app.select_block", "select_block", "Code blocks", show=False),
@@ -160,8 +163,10 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         self.prompt_input.recall.earlier = self.earlier_prompts
         self.status = StatusBar(id="status")
         self.changes = Changes(self, self.chat, self.session,
-                               commit=lambda: bool(getattr(getattr(config, "edit", None), "commit", False)))
+                               commit=lambda: config.edit_commit)
         """The last reply's proposed file changes: previewed, applied, undone."""
+        self.pull_bar = PullBar(id="pull")
+        """A model being pulled, above the status bar while it is (:class:`ModelPulls`)."""
         self.comparisons = CompareTurn(self, self.chat, self.prompt_input, self.conversation, self._cancel_worker)
 
     def compose(self) -> ComposeResult:
@@ -171,6 +176,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         yield self.pending_files
         yield self.path_completion
         yield self.prompt_input
+        yield self.pull_bar
         yield self.status
         yield KeyFooter()
 
@@ -324,6 +330,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
                         self.refresh_bindings()
             self.changes.offer(self.conversation.last_turn if view is None else None, self.attachments)
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
+            self.offer_pull(self.conversation.last_turn)  # a reply whose Ollama model is missing offers its pull
         finally:
             reply.end()
             self.show_branch()  # a prompt sent after an edit made a branch
@@ -343,7 +350,9 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
         """Ctrl+P, Switch source: auto, a source, or any model a source lists (its lists are asked meanwhile)."""
 
         def chosen(pick: Pick | None) -> None:
-            if pick is not None:
+            if pick is not None and pick.pull and pick.model:
+                self.start_pull(pick.source, pick.model)
+            elif pick is not None:
                 self.select(pick.source, pick.model)
             else:
                 self._show_selection()  # what the lists said meanwhile (a flag, a model used instead)

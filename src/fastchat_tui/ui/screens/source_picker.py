@@ -27,7 +27,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from fastchat_tui.catalog import Listing, Unlisted, size_text, unlisted_in
+from fastchat_tui.catalog import Listing, Unlisted, can_text, loaded_text, size_text, unlisted_in
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.sources.base import ModelInfo, Probe
 from fastchat_tui.ui.key_hints import bind, shown_key
@@ -44,6 +44,8 @@ class Pick:
 
     source: str
     model: str | None = None
+    pull: bool = False
+    """Pull ``model`` into ``source`` (an Ollama source that lacks it) rather than switch to it."""
 
 
 CURRENT = "●"
@@ -92,15 +94,23 @@ def model_label(model: ModelInfo, configured: bool, mark: str = "") -> Text:
         details.append(model.quantisation)
     if model.context_tokens:
         details.append(f"{model.context_tokens:,} ctx")
-    return text.append(" · ".join(details), style="dim")
+    if (can := can_text(model.capabilities)) != "-":
+        details.append(can)
+    text.append(" · ".join(details), style="dim")
+    if model.loaded is not None:
+        text.append(f" · loaded {loaded_text(model.loaded)}", style="green")
+    return text
 
 
-def unlisted_label(flag: Unlisted, mark: str = "") -> Group:
+def unlisted_label(flag: Unlisted, mark: str = "", pull_key: str | None = None) -> Group:
     """The configured model its source does not list, and below it what the catalog says about that
-    (yellow: the source uses another model instead; red: its requests will fail)."""
+    (yellow: the source uses another model instead; red: its requests will fail); ``pull_key``: the key that
+    pulls it, for an Ollama source."""
     style = "yellow" if flag.default else "red"
     head = _mark(mark).append("  ! ", style=f"bold {style}").append(f"{flag.model:<{MODEL_WIDTH}} ")
     head.append("configured · not listed", style=style)
+    if pull_key:
+        head.append(f" · {pull_key} pulls it", style="bold")
     return Group(head, Padding(Text(flag.message, style=style), (0, 0, 0, 6)))
 
 
@@ -170,6 +180,13 @@ class ModelList(ModalScreen[ResultT]):
         """What each row (by its id) chooses."""
         self.first: str | None = None
         """The first row that matches the filter by its own name (highlighted as the filter changes)."""
+        self.pullable: dict[str, Pick] = {}
+        """The rows of configured Ollama models that are not installed, and the pull each one offers."""
+
+    @property
+    def pull_key(self) -> str | None:
+        """The key that pulls a row's model, where this list offers it (:class:`SourcePicker`)."""
+        return None
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -204,7 +221,7 @@ class ModelList(ModalScreen[ResultT]):
         its own; the configured model's row chooses the source as configured (``Pick(name)``), as the source's
         row does. :attr:`first` becomes the first row that matches by its own name (a model, not its source)."""
         words = query.lower().split()
-        self.picks, self.first = {}, None
+        self.picks, self.first, self.pullable = {}, None, {}
         rows: list[tuple[str, Callable[..., Text | Group]]] = []
 
         def add(key: str, pick: Pick, label: Callable[..., Text | Group], *names: str) -> None:
@@ -226,7 +243,11 @@ class ModelList(ModalScreen[ResultT]):
             add(name, Pick(name), partial(source_label, name, spec, self.probes.get(name), listing,
                                           name in self.asking), name)
             if show_flag and flag is not None:
-                add(f"{name}/{flag.model}", Pick(name), partial(unlisted_label, flag), f"{name}/{flag.model}")
+                pull_key = self.pull_key if spec.kind == "ollama" else None
+                add(f"{name}/{flag.model}", Pick(name), partial(unlisted_label, flag, pull_key=pull_key),
+                    f"{name}/{flag.model}")
+                if pull_key:
+                    self.pullable[f"{name}/{flag.model}"] = Pick(name, flag.model, pull=True)
             for model in models:
                 add(f"{name}/{model.id}", Pick(name) if model is configured else Pick(name, model.id),
                     partial(model_label, model, model is configured), f"{name}/{model.id}")
@@ -289,10 +310,28 @@ class ModelList(ModalScreen[ResultT]):
 class SourcePicker(ModelList[Pick | None]):
     """A modal list of sources and their models; dismisses with a :class:`Pick`, or ``None``.
 
-    ``current`` is the chat's choice now, marked ``●`` and highlighted first.
+    ``current`` is the chat's choice now, marked ``●`` and highlighted first. ``picker.pull`` on the row of a
+    configured Ollama model that is not installed dismisses with that model to pull (``Pick.pull``).
     """
 
     TITLE_TEXT = "Switch source or model"
+    BINDINGS = [bind("picker.pull", "pull", show=False)]
+
+    @property
+    def pull_key(self) -> str | None:
+        return shown_key(self.app, "picker.pull")
+
+    def marking_hint(self) -> list[str]:
+        return [f"{shown_key(self.app, 'picker.pull')} pulls a missing model"]
+
+    def action_pull(self) -> None:
+        """Pull the highlighted configured model its Ollama source lacks; elsewhere, say what can be pulled."""
+        row = self.highlighted
+        if row is not None and row in self.pullable:
+            self.dismiss(self.pullable[row])
+        else:
+            self.notify("Only a configured Ollama model that is not installed (a row marked !) is pulled here; "
+                        "`fastchat models pull NAME` pulls any other.", timeout=6)
 
     def __init__(self, config: Config, probes: Mapping[str, Probe], current: Pick, *,
                  cached: Callable[[str], Listing | None], listing: Callable[[str], Awaitable[Listing]]) -> None:
