@@ -1,5 +1,5 @@
-"""Typed configuration: found by XDG rules, read with ``tomllib`` (``fastchat config init``'s starter file is
-:mod:`fastchat_tui.starter`'s).
+"""Typed configuration: found where :mod:`fastchat_tui.paths` says, read with ``tomllib`` (``fastchat config
+init``'s starter file is :mod:`fastchat_tui.starter`'s).
 
 The file is checked by one schema (:mod:`fastchat_tui.config_schema`): the tables below for the top
 level, ``[sources.NAME]`` per kind and ``[templates.NAME]``, and :mod:`fastchat_tui.router_config`'s for
@@ -30,6 +30,7 @@ from fastchat_tui.config_schema import (
     read_toml,
     url_problem,
 )
+from fastchat_tui.paths import config_dir
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
 from fastchat_tui.router_config import parse_router
 from fastchat_tui.routing import RouterSettings
@@ -226,20 +227,8 @@ def is_loopback_url(url: str) -> bool:
         return False
 
 
-def config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "fastchat"
-
-
-def data_dir() -> Path:
-    if override := os.environ.get("FASTCHAT_DATA_DIR"):
-        return Path(override)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "fastchat"
-
-
 def config_path(env: Mapping[str, str] | None = None) -> Path:
-    """``$FASTCHAT_CONFIG`` if set, else the XDG location."""
+    """``$FASTCHAT_CONFIG`` if set, else ``config.toml`` in the platform's config folder (:mod:`fastchat_tui.paths`)."""
     if override := (os.environ if env is None else env).get("FASTCHAT_CONFIG"):
         return Path(override)
     return config_dir() / "config.toml"
