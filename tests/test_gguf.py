@@ -273,7 +273,8 @@ def test_packaged_model_is_listed_from_its_chunks_and_assembled_once(tmp_path: P
         (package / f"chunk{i}").write_bytes(data[start:start + 700])
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.delitem(sys.modules, "fake_gguf_pkg", raising=False)
-    env = _env(tmp_path, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # fastchat's cache folder is the process's
+    env = _env(tmp_path)
 
     found = gguf.discover(env, packages=(Package("fake_gguf_pkg", "fake-gguf-pkg", "fake-model-q4_k_m"),
                                          Package("not_installed_x", "x", "x")))

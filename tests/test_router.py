@@ -441,7 +441,7 @@ def test_route_json_is_a_dry_run(cli_env: Path, monkeypatch: pytest.MonkeyPatch,
     data = json.loads(out)
     assert {"task", "source", "reason", "fallbacks"} <= set(data)
     assert (data["task"], data["source"], data["fallbacks"]) == ("completion", "local", ["fast", "regular"])
-    from fastchat_tui.config import data_dir
+    from fastchat_tui.paths import data_dir
 
     assert not (data_dir() / "history.db").exists()  # a dry run records nothing, not even an empty history file
 

@@ -1,5 +1,5 @@
-"""Typed configuration: found by XDG rules, read with ``tomllib`` (``fastchat config init``'s starter file is
-:mod:`fastchat_tui.starter`'s).
+"""Typed configuration: found where :mod:`fastchat_tui.paths` says, read with ``tomllib`` (``fastchat config
+init``'s starter file is :mod:`fastchat_tui.starter`'s).
 
 The file is checked by one schema (:mod:`fastchat_tui.config_schema`): the tables below for the top
 level, ``[sources.NAME]`` per kind and ``[templates.NAME]``, and :mod:`fastchat_tui.router_config`'s for
@@ -30,14 +30,15 @@ from fastchat_tui.config_schema import (
     read_toml,
     url_problem,
 )
+from fastchat_tui.paths import config_dir
 from fastchat_tui.presets import OLLAMA_DEFAULT_URL, PRESETS
 from fastchat_tui.router_config import parse_router
 from fastchat_tui.routing import RouterSettings
+from fastchat_tui.sources.registry import BUILT_IN, KindError, kind as source_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from fastchat_tui.secrets_scan import Scanner
 
-SOURCE_KINDS = ("ollama", "openai", "embedded")
 THINK_LEVELS = ("low", "medium", "high")
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -105,7 +106,7 @@ EDIT_FIELDS: dict[str, Field] = {
 
 SOURCE_FIELDS: dict[str, Field] = {
     "preset": Field("str", "a built-in source that fills in the other keys", choices=tuple(PRESETS)),
-    "kind": Field("str", "the protocol", choices=SOURCE_KINDS),
+    "kind": Field("str", "the protocol: openai, ollama, embedded or an installed plugin's kind"),
     "base_url": Field("str", "where the source's API is"),
     "model": Field("str", "the model's name"),
     "api_key_env": Field("str", "the environment variable that holds the key"),
@@ -140,7 +141,11 @@ SOURCE_SCHEMAS: dict[str, dict[str, Field]] = {
         "tags": replace(SOURCE_FIELDS["tags"], default=("local", "private")),
     },
 }
-"""The schema of a source of each kind."""
+"""The schema of a source of each built-in kind."""
+PLUGIN_SCHEMA: dict[str, Field] = {key: spec for key, spec in SOURCE_SCHEMAS["openai"].items() if key != "preset"} | {
+    "base_url": replace(SOURCE_FIELDS["base_url"], doc="where the source is, given to the plugin as written"),
+}
+"""The schema of a source of a plugin's kind: what a remote source takes (a preset is for built-in kinds)."""
 
 TEMPLATE_FIELDS: dict[str, Field] = {
     "system": Field("str", "the system prompt sent with this template"),
@@ -197,11 +202,14 @@ class SourceConfig:
     @property
     def is_private(self) -> bool:
         """May a prompt that looks sensitive go here? Decided by where the source is, not by its tags alone:
-        a source tagged ``local`` at a loopback address, or one the user marked ``private = true``."""
+        a source tagged ``local`` at a loopback address, or one the user marked ``private = true`` (a plugin's
+        source only then)."""
         if self.private is not None:
             return self.private
         if self.kind == "embedded":  # llama.cpp in a child process on a loopback port of this machine
             return True
+        if self.kind not in BUILT_IN:  # a plugin's code decides where its requests go: private when the user says so
+            return False
         return self.is_local and "hosted" not in self.tags and is_loopback_url(self.base_url)
 
 
@@ -304,20 +312,8 @@ def is_loopback_url(url: str) -> bool:
         return False
 
 
-def config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "fastchat"
-
-
-def data_dir() -> Path:
-    if override := os.environ.get("FASTCHAT_DATA_DIR"):
-        return Path(override)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "fastchat"
-
-
 def config_path(env: Mapping[str, str] | None = None) -> Path:
-    """``$FASTCHAT_CONFIG`` if set, else the XDG location."""
+    """``$FASTCHAT_CONFIG`` if set, else ``config.toml`` in the platform's config folder (:mod:`fastchat_tui.paths`)."""
     if override := (os.environ if env is None else env).get("FASTCHAT_CONFIG"):
         return Path(override)
     return config_dir() / "config.toml"
@@ -557,12 +553,18 @@ def _parse_source(name: str, table: dict[str, Any], loc: Locator, env: dict[str,
     preset = PRESETS[preset_name] if preset_name else None
     kind = head.get("kind", preset.kind if preset else None)
     if kind is None:
-        raise loc.error(f"missing 'kind' (one of: {', '.join(SOURCE_KINDS)})", where, None)
-    schema = SOURCE_SCHEMAS[kind]
+        raise loc.error(f"missing 'kind' (one of: {', '.join(BUILT_IN)} or an installed plugin's kind)", where,
+                        None)
+    if kind not in SOURCE_SCHEMAS:
+        try:
+            source_kind(kind)
+        except KindError as error:
+            raise loc.error(str(error), where, "kind") from None
+    schema = SOURCE_SCHEMAS.get(kind, PLUGIN_SCHEMA)
     for key in table:
         if key in SOURCE_FIELDS and key not in schema:
             why = ("fastchat runs llama.cpp itself, on a loopback port of this machine" if kind == "embedded"
-                   else 'it is for kind = "embedded" only')
+                   else "presets are of built-in kinds" if key == "preset" else 'it is for kind = "embedded" only')
             raise loc.error(f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} source has no {key}: {why}", where, key)
     values: dict[str, Any] = {key: list(spec.default) if isinstance(spec.default, tuple) else spec.default
                               for key, spec in schema.items() if spec.default is not None}
@@ -575,6 +577,10 @@ def _parse_source(name: str, table: dict[str, Any], loc: Locator, env: dict[str,
         raise loc.error(f"missing 'model'{hint}", where, None)
     if kind == "embedded":
         values["base_url"] = ""
+        return SourceConfig(name=name, **values)
+    if kind not in SOURCE_SCHEMAS:  # a plugin's: its address (if it has one) is its own business; hosted unless told
+        values["base_url"] = values.get("base_url", "").strip()
+        values.setdefault("tags", ["hosted"])
         return SourceConfig(name=name, **values)
     written, variable = values.get("base_url"), None  # variable: the one it came from, if not the file
     if not written and (variable := _url_variable(kind, preset_name)) and env.get(variable):

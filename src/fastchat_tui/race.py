@@ -357,7 +357,7 @@ def _standing(column: int, turn: Turn, config: Config, contender: Contender | No
     normal = turn.status in ENDED_NORMALLY
     priced = None
     if reading is not None and normal and reading.tokens_exact and turn.source:
-        priced = cost(config.sources.get(turn.source), reading.input_tokens, reading.output_tokens)
+        priced = cost(config.sources.get(turn.source), reading.input_tokens, reading.output_tokens, turn.model)
     meter = turn.meter
     return Standing(
         column=column,

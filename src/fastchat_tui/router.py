@@ -134,7 +134,7 @@ class Router:
             ledger.add_latency(candidate(source, model, spec.model if spec else None), reading.ttft_s,
                                reading.decode_tps)
         if spec is not None and reading.tokens_exact:
-            usd = cost(spec, reading.input_tokens, reading.output_tokens)
+            usd = cost(spec, reading.input_tokens, reading.output_tokens, model)
             if usd:
                 ledger.add_spend(source, usd, self.clock() if t is None else t)
 

@@ -244,15 +244,20 @@ class Session:
         if name not in self._sources:
             from fastchat_tui import keys
             from fastchat_tui.sources import make_source
+            from fastchat_tui.sources.registry import KindError, takes_key
 
             spec = self.config.sources[name]
-            key = self.key_lookup(spec) if spec.kind == "openai" else None
+            key = self.key_lookup(spec) if takes_key(spec.kind) else None
             # Every key passes here, whichever lookup found it (keyring, environment, one pasted in the TUI),
             # so this is where the rule of where a key may go is applied, once (keys.refusal): never over
             # plain HTTP off this machine, never to an origin its stored key was not given for. A refused
             # source fails each request and probe with the reason, before anything is sent.
             refused = keys.refusal(spec, key)
-            self._sources[name] = keys.RefusedSource(spec, refused) if refused else make_source(spec, key)
+            try:
+                made = keys.RefusedSource(spec, refused) if refused else make_source(spec, key)
+            except KindError as error:  # a plugin that fails: its requests say why, the others go on
+                made = keys.RefusedSource(spec, SourceError(ErrorKind.PROTOCOL, str(error), source=name))
+            self._sources[name] = made
         return self._sources[name]
 
     def detached(self) -> Session:

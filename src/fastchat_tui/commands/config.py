@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import os
 
-from fastchat_tui.commands.common import CommandError, fail, load_config
+from fastchat_tui.commands.common import CommandError, fail, load_config, warn
 from fastchat_tui.config import Config, config_path
 from fastchat_tui.starter import write_starter
 
@@ -46,6 +46,19 @@ def _ollama_answers() -> bool:
     return asyncio.run(probe())
 
 
+def _print_kinds() -> None:
+    """The source kinds: built in, and each installed plugin's (imported now, so a broken one is found here,
+    with a warning that names it, rather than when a source of it is first used)."""
+    from fastchat_tui.sources import registry
+
+    plugins = registry.installed()
+    loaded = [f"{plugin.name} ({plugin.origin})" for plugin in plugins if plugin.problem is None]
+    print(f"source kinds: {', '.join(registry.BUILT_IN)} (built-in){''.join(', ' + text for text in loaded)}")
+    for plugin in plugins:
+        if plugin.problem is not None:
+            warn(plugin.problem)
+
+
 def run(args: argparse.Namespace) -> int:
     path = config_path()
     if args.action == "path":
@@ -69,4 +82,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"templates: {', '.join(config.templates)}")
         if config.keys:
             print(f"keys: {', '.join(f'{binding_id} = {keys}' for binding_id, keys in config.keys.items())}")
+        _print_kinds()
     return 0

@@ -22,6 +22,7 @@ from typing import Any
 from fastchat_tui.commands.common import CommandError, load_config
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.inputs import InputError, read
+from fastchat_tui.sources.registry import takes_key
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -139,7 +140,7 @@ def run_list(args: argparse.Namespace) -> int:
     for name in [*config.sources, *presets]:
         source = find_source(config, name)
         key, origin = keys.resolve(source, use_keyring=problem is None)
-        if source.kind != "openai" and key is None:
+        if not takes_key(source.kind) and key is None:
             origin = "none (not needed)"
         elif name in presets:
             origin = "none (a preset: a key adds it)"
@@ -181,7 +182,7 @@ def run_delete(args: argparse.Namespace) -> int:
 def run_test(args: argparse.Namespace) -> int:
     keys = _keys()
     source = find_source(load_config(), args.source)
-    if source.kind != "openai":  # Ollama and fastchat's own llama.cpp take no key
+    if not takes_key(source.kind):  # Ollama and fastchat's own llama.cpp take no key
         ok, line = asyncio.run(probe(source, None))
         print(f"{source.name}: no key needed; {line}", file=sys.stdout if ok else sys.stderr)
         return EXIT_OK if ok else EXIT_FAILED

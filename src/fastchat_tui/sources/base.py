@@ -4,6 +4,24 @@ A source turns a list of chat messages into a stream of typed events and
 raises :class:`SourceError` (with an :class:`ErrorKind`) for every failure,
 so the session, the meter, the store and the UI never see protocol details.
 It also says which models it serves (:class:`ModelInfo`), for the catalog.
+
+**Writing a plugin.** A package adds a kind of source with an entry point in the group ``fastchat_tui.sources``
+(:mod:`fastchat_tui.sources.registry`): its name is the kind (``kind = "NAME"`` in a ``[sources.X]`` table) and
+its value a factory ``make(config, api_key) -> Source``, usually the source's class. The factory gets:
+
+- ``config``: the checked :class:`fastchat_tui.config.SourceConfig` of that table: ``name``, ``model``,
+  ``base_url`` (as written, ``""`` when not given), ``timeout_s``, ``think``, ``temperature``, ``tags``
+  (``["hosted"]`` unless written), the bounds ``max_reply_chars``/``max_line_bytes``/``max_body_bytes``/
+  ``output_timeout_s``, and ``context_tokens``, prices and ``monthly_budget``, which fastchat applies itself.
+  A plugin's source takes the keys an ``openai`` source takes but ``preset``; any other key is an error.
+- ``api_key``: the key from the variable ``api_key_env`` names or from the OS keyring (``fastchat keys set X``),
+  or ``None``. fastchat refuses to hand a key to a plain-HTTP ``base_url`` off this machine.
+
+The object made must have the attributes ``name`` and ``model`` (strings: the config's) and the methods of
+:class:`Source`: ``stream`` (an async generator of the events below, raising :class:`SourceError` for every
+failure), ``probe``, ``models`` and ``aclose``; a source that lacks one is refused when it is made, with the
+plugin's name. A plugin's source is never sent a prompt that looks sensitive unless the user sets
+``private = true`` on its table: fastchat cannot see where its requests go.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The history file itself: opening it for two processes, its schema, and repair after damage.
 
-One file, ``history.db`` in :func:`fastchat_tui.config.data_dir`, in WAL mode so that a
+One file, ``history.db`` in :func:`fastchat_tui.paths.data_dir`, in WAL mode so that a
 TUI and a ``fastchat ask`` in another terminal can both write to it. Every write is a
 short ``BEGIN IMMEDIATE`` transaction; readers never block writers.
 
@@ -42,7 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Self, TypeVar
 
-from fastchat_tui.config import data_dir
+from fastchat_tui.paths import data_dir
 from fastchat_tui.store.connection import connect, damage_error
 from fastchat_tui.store.repair import TABLES, Salvage, damaged, salvage
 

@@ -447,7 +447,7 @@ class ChatRecorder(Generic[S]):
         spend = None
         if (final and reading is not None and (reading.tokens_exact or status in STOPPED) and self.config is not None
                 and turn.source):
-            spend = cost(self.config.sources.get(turn.source), reading.input_tokens, reading.output_tokens)
+            spend = cost(self.config.sources.get(turn.source), reading.input_tokens, reading.output_tokens, turn.model)
         return status, reading, spend
 
 

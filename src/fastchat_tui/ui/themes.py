@@ -21,8 +21,9 @@ from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import BUILTIN_THEMES, Theme
 
-from fastchat_tui.config import Config, config_dir, data_dir
+from fastchat_tui.config import Config
 from fastchat_tui.config_schema import Locator, read_toml
+from fastchat_tui.paths import config_dir, data_dir
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "themes"
 FALLBACK_THEME = "fastchat-dark"
