@@ -17,7 +17,7 @@ input is never truncated silently (``--max-lines`` is the explicit way: reading 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path, PurePath
 
 from fastchat_tui.attachment import Attachment, plural

@@ -817,7 +817,7 @@ class Session:
         source = self._sources.get(name)
         return source.trained_context(model) if isinstance(source, OllamaSource) else None
 
-    async def _check_trained(self, turn: Turn, source: Source, messages: list[dict[str, str]],
+    async def _check_trained(self, turn: Turn, source: Source, messages: Sequence[Message],
                              max_tokens: int | None) -> None:
         """A request to an Ollama model that may be larger than a small model's context is checked against the
         model's own trained context before it is sent (``show``, asked once per model within 1.5 s:

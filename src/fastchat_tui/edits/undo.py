@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastchat_tui.config import data_dir
 from fastchat_tui.edits.errors import EditError
 from fastchat_tui.edits.journal import (
     ENTRY,
@@ -30,6 +29,7 @@ from fastchat_tui.edits.journal import (
     roll_back,
     write_entry,
 )
+from fastchat_tui.paths import data_dir
 
 MAX_ENTRIES = 50
 """The most undo entries kept; the oldest goes when another is added."""
