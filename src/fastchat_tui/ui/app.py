@@ -288,7 +288,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
         finally:
             reply.end()
-            self.show_branch()  # a prompt sent after an edit made a branch
+            self.call_after_refresh(self.show_branch)  # a prompt sent after an edit made a branch (not once closing)
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),
