@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -34,7 +34,7 @@ def fill(store: Store, messages: int, chats: int, branched: int, branches: int) 
     rng = random.Random(7)
 
     def body(c: sqlite3.Connection) -> int:
-        for chat in range(chats):
+        for _ in range(chats):
             chat_id = c.execute("INSERT INTO chats (title, created_at, updated_at) VALUES ('c', 1, 1)").lastrowid
             parent = None
             for _ in range(messages // chats // 2):
