@@ -216,3 +216,11 @@ def test_earlier_prompts_come_once_each_this_chats_first(tmp_path: Path) -> None
         assert store.prompts(like="SHARED") == ["shared words"]
         assert store.prompts(like="0% s") == ["100% sure_thing"] and store.prompts(like="%") == ["100% sure_thing"]
         assert store.prompts(like="s_t") == [] and store.prompts(like="_") == ["100% sure_thing"]
+
+
+def test_the_chat_list_says_how_many_branches_a_chat_has() -> None:
+    from fastchat_tui.store import ChatInfo
+    from fastchat_tui.ui.screens.chats import chat_label
+
+    assert "   6 msgs · 2 branches · " in chat_label(ChatInfo(1, "t", 1.0, 1.0, 6, 2)).plain
+    assert "branch" not in chat_label(ChatInfo(1, "t", 1.0, 1.0, 6)).plain

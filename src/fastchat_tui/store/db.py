@@ -204,14 +204,14 @@ MIGRATIONS: list[str] = [
     # 8: branches. Each prompt names the prompt before it on its branch (parent_id; NULL: the chat's first), so a
     # prompt edited and sent again starts a branch beside the turns that followed the one edited; leaf_id is the
     # last prompt of the branch the chat follows (its context, its transcript). Every earlier chat is one branch:
-    # each prompt's parent is the prompt before it, the leaf its last prompt.
+    # each prompt's parent is the prompt before it, the leaf its last prompt. The index counts a chat's branches.
     """
     ALTER TABLE messages ADD COLUMN parent_id INTEGER;
     ALTER TABLE chats ADD COLUMN leaf_id INTEGER;
     UPDATE messages SET parent_id = (SELECT max(p.id) FROM messages p
         WHERE p.chat_id = messages.chat_id AND p.role = 'user' AND p.id < messages.id) WHERE role = 'user';
     UPDATE chats SET leaf_id = (SELECT max(m.id) FROM messages m WHERE m.chat_id = chats.id AND m.role = 'user');
-    CREATE INDEX messages_parent ON messages (parent_id) WHERE parent_id IS NOT NULL;
+    CREATE INDEX messages_prompts ON messages (chat_id, parent_id) WHERE role = 'user';
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -39,13 +39,14 @@ _BENCH_COLUMNS = (
 _ANSWERED = "(status IN ('complete', 'truncated', 'empty') OR ttft_s IS NOT NULL OR coalesce(output_tokens, 0) > 0)"
 """A reply row the source answered: it ended normally (an empty answer too), or some of it arrived before it was cut
 or cancelled. A request refused, unreachable or stopped before its first token is not a reply."""
-_BRANCHES = ("max(1, (SELECT count(*) FROM messages u WHERE u.chat_id = c.id AND u.role = 'user'"
-             " AND NOT EXISTS (SELECT 1 FROM messages k WHERE k.parent_id = u.id AND k.chat_id = c.id)))")
-"""How many branches chat ``c`` has: its prompts no other prompt follows (one, for a chat without any)."""
+_BRANCHES = ("max(1, (SELECT count(*) - count(DISTINCT u.parent_id) FROM messages u"
+             " WHERE u.chat_id = c.id AND u.role = 'user'))")
+"""How many branches chat ``c`` has: its prompts no other prompt follows (each prompt but the first follows one; one,
+for a chat without any). :func:`_branches` finds them, this counts them for a list of chats."""
 _ON_BRANCH = " AND (CASE WHEN m.role = 'user' THEN m.id ELSE r.prompt_id END) IN (SELECT value FROM json_each(?))"
 """The condition that keeps a message of one branch: a prompt on it, or a reply to one (the ids as a JSON list)."""
-PROMPTS_SCANNED = 10_000
-"""How many of the newest saved prompts :meth:`Store.prompts` looks through: recall stays quick in a long history."""
+MESSAGES_SCANNED = 20_000
+"""How many of the newest saved messages :meth:`Store.prompts` looks through: recall stays quick in a long history."""
 _BENCH_INSERT = f"INSERT INTO bench_runs ({_BENCH_COLUMNS}, summary) VALUES ({', '.join(['?'] * 19)})"  # 18 + summary
 
 
@@ -228,10 +229,13 @@ class Store(Database):
         """What holds chat ``chat_id`` on private sources: the kind of secret one of its turns held (never the
         value), ``""`` when nothing does, ``None`` when it is not known (a chat saved before fastchat kept this,
         or no such chat)."""
-        row = self._read(lambda c: c.execute(f"SELECT held, {_BRANCHES} FROM chats c WHERE id = ?", (chat_id,)).fetchone())
-        if row is None or (row[0] == "" and row[1] > 1):  # "nothing" was said of one branch: the others are scanned
-            return None
-        return str(row[0]) if row[0] is not None else None
+        def body(c: sqlite3.Connection) -> str | None:
+            row = c.execute("SELECT held FROM chats WHERE id = ?", (chat_id,)).fetchone()
+            if row is None or (row[0] == "" and len(_branches(c, chat_id)) > 1):  # "nothing" was said of one branch
+                return None
+            return str(row[0]) if row[0] is not None else None
+
+        return self._read(body)
 
     # -- branches ------------------------------------------------------------------------
 
@@ -269,15 +273,25 @@ class Store(Database):
     def prompts(self, limit: int = 200, *, like: str | None = None, chat_id: int | None = None) -> list[str]:
         """Earlier prompts, each once, for recalling them: chat ``chat_id``'s first (newest first), then the other
         chats' (newest first); with ``like``, only those containing it (any case). At most ``limit``, from the
-        newest :data:`PROMPTS_SCANNED` prompts saved."""
+        newest :data:`MESSAGES_SCANNED` messages saved (read newest first, until ``limit`` are found)."""
         pattern = None if not like else "%" + like.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        sql = (
-            "SELECT content FROM (SELECT id, chat_id, content FROM messages WHERE role = 'user' ORDER BY id DESC LIMIT ?)"
-            " WHERE trim(content, char(32, 9, 10, 13)) != '' AND (? IS NULL OR content LIKE ? ESCAPE '\\')"
-            " GROUP BY content ORDER BY max(CASE WHEN chat_id IS ? THEN id ELSE 0 END) DESC, max(id) DESC LIMIT ?"
-        )
-        rows = self._read(lambda c: c.execute(sql, (PROMPTS_SCANNED, pattern, pattern, chat_id, limit)).fetchall())
-        return [row[0] for row in rows]
+        where = "role = 'user' AND id > ?" + (" AND content LIKE ? ESCAPE '\\'" if pattern else "")
+        sqls = [f"SELECT content FROM messages WHERE chat_id = ? AND {where} ORDER BY id DESC"] if chat_id is not None else []
+        sqls.append(f"SELECT content FROM messages WHERE {where} ORDER BY id DESC")
+
+        def body(c: sqlite3.Connection) -> list[str]:
+            newest = c.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+            found: dict[str, None] = {}
+            for sql in sqls:
+                params = (*(() if sql is sqls[-1] else (chat_id,)), newest - MESSAGES_SCANNED, *((pattern,) if pattern else ()))
+                for (content,) in c.execute(sql, params):
+                    if content.strip():
+                        found.setdefault(content)
+                        if len(found) >= limit:
+                            return list(found)
+            return list(found)
+
+        return self._read(body)
 
     def markdown(self, chat_id: int) -> str:
         """The chat as Markdown: each message under a heading, each reply with its meter line, a prompt's

@@ -333,7 +333,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             self.offer_pull(self.conversation.last_turn)  # a reply whose Ollama model is missing offers its pull
         finally:
             reply.end()
-            self.show_branch()  # a prompt sent after an edit made a branch
+            self.call_after_refresh(self.show_branch)  # a prompt sent after an edit made a branch (not once closing)
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),
