@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.config import (
+    EDIT_FIELDS,
     HISTORY_FIELDS,
     SOURCE_FIELDS,
     TEMPLATE_FIELDS,
@@ -310,10 +311,11 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.toml"
 
 @pytest.mark.parametrize(("table", "fields"), [("top level", TOP_FIELDS), ("[sources.NAME]", SOURCE_FIELDS),
                                                ("[router]", ROUTER_FIELDS), ("[[router.rules]]", RULE_FIELDS),
-                                               ("[templates.NAME]", TEMPLATE_FIELDS), ("[history]", HISTORY_FIELDS)])
+                                               ("[templates.NAME]", TEMPLATE_FIELDS), ("[history]", HISTORY_FIELDS),
+                                               ("[edit]", EDIT_FIELDS)])
 def test_every_key_of_the_schema_is_documented_in_the_example(table: str, fields: dict):
     text = EXAMPLE.read_text(encoding="utf-8")
-    missing = [key for key in fields if key not in ("sources", "templates", "router", "rules", "history")
+    missing = [key for key in fields if key not in ("sources", "templates", "router", "rules", "history", "edit")
                and not re.search(rf"^#? ?{key} = ", text, re.MULTILINE)]
     assert not missing, f"{table}: {missing} not in config.example.toml"
 
@@ -421,3 +423,10 @@ def test_embedded_defaults_are_kept(tmp_path: Path):
 def test_embedded_errors(tmp_path: Path, text: str, line: int, key: str, words: str):
     error = refused(write(tmp_path, text))
     assert (error.line, error.key) == (line, key) and words in error.message, str(error)
+
+
+def test_edit_commit_is_off_by_default_and_read_from_the_edit_table(tmp_path: Path):
+    assert load(write(tmp_path, "theme = \"fastchat-dark\"\n"), env={}).edit_commit is False
+    assert load(write(tmp_path, "[edit]\ncommit = true\n"), env={}).edit_commit is True
+    error = refused(write(tmp_path, "[edit]\ncommit = \"yes\"\n"))
+    assert (error.line, error.key) == (2, "edit.commit")

@@ -35,7 +35,7 @@ from fastchat_tui.commands.common import CommandError, add_chat_options, add_mod
 from fastchat_tui.commands.other_tools import command_mistake, option_mistake
 from fastchat_tui.config import ConfigError
 
-COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench", "models")
+COMMANDS = ("ask", "config", "keys", "route", "review", "history", "usage", "bench", "models", "undo")
 ONE_SOURCE = (None, "ask", "review", "route")
 """The chat and the commands whose ``-s`` names one source or ``auto`` (bench's names a list it checks itself)."""
 GLOBAL = (("-s", "--source", "source", "takes no source"), ("-m", "--model", "model", "takes no model"),

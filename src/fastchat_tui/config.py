@@ -57,6 +57,7 @@ TOP_FIELDS: dict[str, Field] = {
     "keys": Field("table", 'key bindings: an action\'s id = its keys, like "app.cycle_source" = "f8"',
                   example="[keys]"),
     "history": Field("table", "how history keeps chats", example="[history]"),
+    "edit": Field("table", "how a reply's file changes are applied", example="[edit]"),
 }
 """The top level of the file."""
 
@@ -65,6 +66,11 @@ HISTORY_FIELDS: dict[str, Field] = {
                           default=False),
 }
 """The ``[history]`` table."""
+
+EDIT_FIELDS: dict[str, Field] = {
+    "commit": Field("bool", "in a git repository, commit an applied change with the model's message", default=False),
+}
+"""The ``[edit]`` table."""
 
 SOURCE_FIELDS: dict[str, Field] = {
     "preset": Field("str", "a built-in source that fills in the other keys", choices=tuple(PRESETS)),
@@ -208,6 +214,8 @@ class Config:
     the TUI applies it as its Textual keymap."""
     mask_secrets: bool = HISTORY_FIELDS["mask_secrets"].default
     """``[history] mask_secrets``: history saves what looks sensitive masked (``[sensitive: …]``), not as typed."""
+    edit_commit: bool = EDIT_FIELDS["commit"].default
+    """``[edit] commit``: an applied change is committed to git (with the model's message) when in a repository."""
     path: Path | None = None
 
 
@@ -392,7 +400,7 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     _refuse_secrets(raw, loc, ())
     top = check_table(raw, TOP_FIELDS, loc, ())
     config = Config(**{key: top.get(key, spec.default) for key, spec in TOP_FIELDS.items()
-                       if key not in ("sources", "templates", "router", "keys", "history")})
+                       if key not in ("sources", "templates", "router", "keys", "history", "edit")})
     for name, table in _tables(top.get("sources", {}), ("sources",), "[sources.NAME]", loc):
         config.sources[name] = _parse_source(name, table, loc, env)
     for name, table in _tables(top.get("templates", {}), ("templates",), "[templates.NAME]", loc):
@@ -401,6 +409,8 @@ def _parse(raw: dict[str, Any], loc: Locator, env: dict[str, str]) -> Config:
     config.keys = _parse_keys(top.get("keys", {}), loc)
     history = check_table(top.get("history", {}), HISTORY_FIELDS, loc, ("history",))
     config.mask_secrets = history.get("mask_secrets", HISTORY_FIELDS["mask_secrets"].default)
+    edit = check_table(top.get("edit", {}), EDIT_FIELDS, loc, ("edit",))
+    config.edit_commit = edit.get("commit", EDIT_FIELDS["commit"].default)
     if config.default_source != "auto" and config.default_source not in config.sources:
         choices = ", ".join(["auto", *config.sources]) or "auto"
         raise loc.error(f"'{config.default_source}' is not a configured source (choose from: {choices})", (),

@@ -106,7 +106,7 @@ class UndoLog:
             except (OSError, ValueError, KeyError) as exc:
                 raise EditError("io", f"undo entry {chosen.id} cannot be read: {exc}") from None
             actions = [Action(item.path, item.before, item.after_digest) for item in files]
-            recorded = check(actions, str)
+            recorded = check(actions, lambda path: _shown(chosen.root, path), undoing=True)
             undoing = self._transaction(actions, recorded, f"{chosen.id}-undo-{secrets.token_hex(2)}",
                                         {"created": time.time(), "root": str(chosen.root), "undoes": chosen.id})
             finish(undoing)  # the undo is done; what follows only tidies (and is redone after a crash)
@@ -167,3 +167,7 @@ class UndoLog:
         finally:
             os.close(fd)
 
+
+
+def _shown(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)

@@ -1,0 +1,8 @@
+def a():
+    x = load()
+    return x
+
+
+def b():
+    x = load()
+    return x
