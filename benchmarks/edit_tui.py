@@ -35,7 +35,7 @@ from fastchat_tui.edits import UndoLog, apply_plan, find_changes, plan_changes  
 from fastchat_tui.ui.app import FastchatApp  # noqa: E402
 from fastchat_tui.ui.screens.apply_changes import ApplyChanges  # noqa: E402
 from tests.servers import ServerProcess  # noqa: E402
-from tests.test_app import make_config, visible_text  # noqa: E402
+from tests.test_app import make_config  # noqa: E402
 
 RATE = 1500.0
 LINES = 300
@@ -99,7 +99,8 @@ async def one_run(work: Path, server: ServerProcess, run: int) -> dict[str, floa
     record = server.wait_records(run)[-1]
     return {"stream_s": record["t_last_sent"] - record["t_first_sent"], "to_diff_s": shown - entered,
             "reply_s": done - entered, "request_ms": (record["t_received"] - entered) * 1000,
-            "tail_ms": (done - record["t_last_sent"]) * 1000, "added_ms": (shown - done) * 1000, "apply_ms": (applied - pressed) * 1000}
+            "tail_ms": (done - record["t_last_sent"]) * 1000, "added_ms": (shown - done) * 1000,
+            "apply_ms": (applied - pressed) * 1000}
 
 
 def alone(work: Path, reply: str) -> tuple[float, float]:

@@ -169,8 +169,10 @@ async def test_with_commit_on_the_change_is_committed_with_the_replys_message(tm
     _git(work, "init", "-q")
     _git(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "add", "notes.txt")
     _git(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start")
-    app = make_app(tmp_path, openai_server)
-    app.changes._commit = lambda: True
+    config = make_config(tmp_path, {"fast": ("openai", openai_server.url)})
+    config.edit_commit = True  # [edit] commit = true
+    app = FastchatApp(config, probe_on_start=False)
+    app.changes.undo_log = UndoLog(tmp_path / "undo")
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server,
                          whole_file_reply("notes.txt", EDITED, "Commit message: Spell out two line numbers\n\n"))

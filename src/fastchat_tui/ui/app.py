@@ -138,8 +138,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             f"{key('app.cycle_source')} source · {key('app.cancel_reply')} cancel"
         )
         self.status = StatusBar(id="status")
-        self.changes = Changes(self, self.chat, self.session,
-                               commit=lambda: bool(getattr(getattr(config, "edit", None), "commit", False)))
+        self.changes = Changes(self, self.chat, self.session, commit=lambda: self.config.edit_commit)
         """The last reply's proposed file changes: previewed, applied, undone."""
         self.comparisons = CompareTurn(self, self.chat, self.prompt_input, self.conversation, self._cancel_worker)
 
