@@ -187,7 +187,7 @@ def test_preview_snapshot(tmp_path, work, snap_compare, dead_url: str):
     app.changes.undo_log = UndoLog(tmp_path / "undo")
 
     async def preview(pilot) -> None:
-            turn = Turn("edit it", parts=[whole_file_reply("notes.txt", EDITED)], status="complete")
+        turn = Turn("edit it", parts=[whole_file_reply("notes.txt", EDITED)], status="complete")
         app.changes.offer(turn, [])
         await pilot.press("ctrl+f")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
