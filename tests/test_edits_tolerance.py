@@ -213,3 +213,21 @@ def test_the_git_folder_is_never_changed(tmp_path: Path) -> None:
     with pytest.raises(EditError) as caught:
         plan_changes([Proposal(".git/config", "whole", "[core]\nhooksPath = /tmp/x\n")], tmp_path)
     assert caught.value.kind == "outside"
+
+
+@pytest.mark.parametrize("reply", [
+    fence("diff", "--- a/gone.py\n+++ b/gone.py\n@@ -1 +1 @@\n-a\n+b\n"),
+    "gone.py\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+    fence("diff", "diff --git a/gone.py b/here.py\nrename from gone.py\nrename to here.py\n"),
+])
+def test_a_change_to_a_file_that_does_not_exist_says_so(tmp_path: Path, reply: str) -> None:
+    with pytest.raises(EditError) as caught:
+        plan_changes(find_changes(reply), tmp_path)
+    assert caught.value.kind == "no_match" and "gone.py does not exist" in caught.value.message
+
+
+def test_prose_between_two_hunks_of_a_file_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "v.py").write_text(LINES)
+    reply = ("```diff\n--- a/v.py\n+++ b/v.py\n@@ -2,2 +2,2 @@\n value_1 = 1\n-value_2 = 2\n+value_2 = 20\n"
+             "Then, further down:\n@@ -50,2 +50,2 @@\n value_49 = 49\n-value_50 = 50\n+value_50 = 500\n```\n")
+    assert only(reply, tmp_path) == LINES.replace("= 2\n", "= 20\n").replace("= 50\n", "= 500\n")

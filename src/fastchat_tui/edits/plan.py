@@ -124,6 +124,9 @@ def plan_changes(proposals: Sequence[Proposal], root: Path, *, bases: Mapping[Pa
             if source not in files:
                 files[source] = _Working.read(source, root, known)
             working = files.pop(source)
+            if not working.exists:
+                raise EditError("no_match", f"{proposal.old_path} does not exist, so it cannot be renamed to "
+                                f"{proposal.path}", proposal.old_path)
             if target in files or os.path.lexists(target):
                 raise EditError("conflict", f"{_relative(target, root)} already exists, so {proposal.old_path} cannot "
                                 "be renamed to it", proposal.path)
@@ -191,6 +194,9 @@ class _Working:
                                     "but the file is not empty; put the lines to replace in it", shown)
                 self.lines = new
                 continue
+            if not self.exists:
+                raise EditError("no_match", f"{shown} does not exist; to create it, send a block with an empty SEARCH "
+                                "part (or the whole file)", shown)
             placed = place(self.lines, _hunk_lines(old, new), None, shown, f"SEARCH/REPLACE block {number}")
             self.lines[placed.start:placed.end] = placed.new
 
@@ -200,6 +206,9 @@ class _Working:
         except (UnidiffParseError, IndexError) as exc:
             raise EditError("no_match", f"{shown}: the diff cannot be read ({exc}); send it again as a unified diff "
                             "with --- a/PATH, +++ b/PATH and @@ hunk headers", shown) from None
+        if not self.exists and patched.source_file != "/dev/null" and any(hunk.source_length for hunk in patched):
+            raise EditError("no_match", f"{shown} does not exist; to create it, send it as a new file (a diff from "
+                            "/dev/null, or the whole file)", shown)
         if patched.is_added_file and patched.source_file == "/dev/null" and self.exists and self.lines:
             raise EditError("conflict", f"{shown} already exists, but the diff creates it as a new file; send a diff "
                             "against its current text", shown)
