@@ -42,6 +42,17 @@ class Hunk:
     accepted: bool = True
     spans: tuple[tuple[int, int, tuple[str, ...]], ...] = ()
     """What the hunk does to the old lines: each ``(start, end, new lines)`` replaces ``old[start:end]``."""
+    no_newline: tuple[int, ...] = ()
+    """The indexes of ``lines`` that end the file without a newline (``\\ No newline at end of file`` follows)."""
+
+    def diff_lines(self) -> list[str]:
+        """The header and lines as a unified diff writes them, the no-newline marks included."""
+        out = [self.header]
+        for number, line in enumerate(self.lines):
+            out.append(line)
+            if number in self.no_newline:
+                out.append("\\ No newline at end of file")
+        return out
 
 
 @dataclass
@@ -80,7 +91,7 @@ class FileChange:
         if self.hunks:
             head += ["--- /dev/null" if self.before is None else f"--- a/{old_name}",
                      "+++ /dev/null" if self.deleted else f"+++ b/{self.name}"]
-        body = [line for hunk in self.hunks for line in (hunk.header, *hunk.lines)]
+        body = [line for hunk in self.hunks for line in hunk.diff_lines()]
         return "\n".join(head + body) + "\n" if head else ""
 
     def text_with(self, accepted: Collection[int]) -> str:
@@ -254,7 +265,7 @@ class _Working:
         if after == before and self.renamed_from is None and not (self.deleted and disk is not None):
             return None
         return FileChange(path=path, old_path=self.renamed_from, before=before, after=after,
-                          hunks=_hunks(old_lines, new_lines), digest=disk.digest if disk else ABSENT,
+                          hunks=_hunks(old_lines, new_lines, final_newline), digest=disk.digest if disk else ABSENT,
                           deleted=self.deleted, newline=disk.newline if disk else "\n", bom=disk.bom if disk else False,
                           root=root)
 
@@ -271,22 +282,31 @@ def _hunk_lines(old: list[str], new: list[str]) -> list[Line]:
     return out
 
 
-def _hunks(old: list[str], new: list[str]) -> list[Hunk]:
-    """The planned change as hunks with :data:`CONTEXT` lines around each (as ``git diff`` groups them)."""
+def _hunks(old: list[str], new: list[str], final_newline: bool = True) -> list[Hunk]:
+    """The planned change as hunks with :data:`CONTEXT` lines around each (as ``git diff`` groups them). Without a
+    final newline, the file's last line is marked, so :meth:`FileChange.diff` can say so as ``diff -u`` does."""
     hunks = []
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for index, group in enumerate(matcher.get_grouped_opcodes(CONTEXT)):
         lines: list[str] = []
         spans = []
+        marks: list[int] = []
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 lines += [" " + text for text in old[i1:i2]]
+                if not final_newline and i2 == len(old):
+                    marks.append(len(lines) - 1)
                 continue
-            lines += ["-" + text for text in old[i1:i2]] + ["+" + text for text in new[j1:j2]]
+            lines += ["-" + text for text in old[i1:i2]]
+            if not final_newline and i2 == len(old) and i2 > i1:
+                marks.append(len(lines) - 1)
+            lines += ["+" + text for text in new[j1:j2]]
+            if not final_newline and j2 == len(new) and j2 > j1:
+                marks.append(len(lines) - 1)
             spans.append((i1, i2, tuple(new[j1:j2])))
         first, last = group[0], group[-1]
         header = hunk_header(first[1] + 1, last[2] - first[1], first[3] + 1, last[4] - first[3])
-        hunks.append(Hunk(index, header, lines, spans=tuple(spans)))
+        hunks.append(Hunk(index, header, lines, spans=tuple(spans), no_newline=tuple(marks)))
     return hunks
 
 
