@@ -286,8 +286,7 @@ def _hunks(old: list[str], new: list[str], final_newline: bool = True) -> list[H
     """The planned change as hunks with :data:`CONTEXT` lines around each (as ``git diff`` groups them). Without a
     final newline, the file's last line is marked, so :meth:`FileChange.diff` can say so as ``diff -u`` does."""
     hunks = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for index, group in enumerate(matcher.get_grouped_opcodes(CONTEXT)):
+    for index, group in enumerate(_grouped(_opcodes(old, new), CONTEXT)):
         lines: list[str] = []
         spans = []
         marks: list[int] = []
@@ -308,6 +307,54 @@ def _hunks(old: list[str], new: list[str], final_newline: bool = True) -> list[H
         header = hunk_header(first[1] + 1, last[2] - first[1], first[3] + 1, last[4] - first[3])
         hunks.append(Hunk(index, header, lines, spans=tuple(spans), no_newline=tuple(marks)))
     return hunks
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def _opcodes(old: list[str], new: list[str]) -> list[Opcode]:
+    """difflib's opcodes of ``old`` -> ``new``, with the lines both start and end with set aside first: an edit
+    changes a few lines of a file, and difflib's time grows with the lines it compares (much faster than
+    linearly when lines repeat, as blank lines do)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    middle = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
+    codes: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
+    codes += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle.get_opcodes()
+              if i1 != i2 or j1 != j2]
+    if tail:
+        codes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+    return codes
+
+
+def _grouped(codes: list[Opcode], context: int) -> list[list[Opcode]]:
+    """The changes with ``context`` equal lines around each, those closer than twice that in one group (as
+    ``difflib.SequenceMatcher.get_grouped_opcodes`` groups them)."""
+    if all(code[0] == "equal" for code in codes):
+        return []
+    codes = list(codes)
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = (tag, max(i1, i2 - context), i2, max(j1, j2 - context), j2)
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = (tag, i1, min(i2, i1 + context), j1, min(j2, j1 + context))
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        if tag == "equal" and i2 - i1 > 2 * context:
+            group.append((tag, i1, i1 + context, j1, j1 + context))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - context), max(j1, j2 - context)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
 
 
 def hunk_header(old_start: int, old_count: int, new_start: int, new_count: int, section: str = "") -> str:
