@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.attachment import Attachment
+from fastchat_tui.commit_message import commit_message_in
 from fastchat_tui.edits import UndoLog
+from fastchat_tui.turn import Turn
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.apply_changes import ApplyChanges
 from fastchat_tui.ui.widgets.hunk_view import HunkView
@@ -45,10 +47,6 @@ async def reply_with(pilot, app: FastchatApp, server: OpenAIServer, text: str) -
     server.push(Script(tokens=[text]))
     await pilot.press(*"edit it", "enter")
     await until(pilot, lambda: not app.streaming and "Done." in visible_text(app) and app.changes.turn is not None)
-
-
-def notices(app: FastchatApp) -> str:
-    return visible_text(app)
 
 
 async def test_a_whole_file_edit_is_offered_previewed_applied_hunk_by_hunk_and_undone(tmp_path, work, openai_server):
@@ -169,8 +167,10 @@ async def test_with_commit_on_the_change_is_committed_with_the_replys_message(tm
     _git(work, "init", "-q")
     _git(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "add", "notes.txt")
     _git(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start")
-    app = make_app(tmp_path, openai_server)
-    app.changes._commit = lambda: True
+    config = make_config(tmp_path, {"fast": ("openai", openai_server.url)})
+    config.edit_commit = True  # [edit] commit = true
+    app = FastchatApp(config, probe_on_start=False)
+    app.changes.undo_log = UndoLog(tmp_path / "undo")
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server,
                          whole_file_reply("notes.txt", EDITED, "Commit message: Spell out two line numbers\n\n"))
@@ -187,7 +187,6 @@ def test_preview_snapshot(tmp_path, work, snap_compare, dead_url: str):
     app.changes.undo_log = UndoLog(tmp_path / "undo")
 
     async def preview(pilot) -> None:
-        from fastchat_tui.turn import Turn
         turn = Turn("edit it", parts=[whole_file_reply("notes.txt", EDITED)], status="complete")
         app.changes.offer(turn, [])
         await pilot.press("ctrl+f")
@@ -197,3 +196,35 @@ def test_preview_snapshot(tmp_path, work, snap_compare, dead_url: str):
         assert all(isinstance(view, HunkView) for view in app.screen.query(HunkView))
 
     assert snap_compare(app, run_before=preview, terminal_size=SIZE)
+
+
+async def test_without_a_commit_line_the_same_source_is_asked_for_the_message(tmp_path, work, openai_server):
+    _git(work, "init", "-q")
+    _git(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "add", "notes.txt")
+    _git(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start")
+    config = make_config(tmp_path, {"fast": ("openai", openai_server.url)})
+    config.edit_commit = True
+    app = FastchatApp(config, probe_on_start=False)
+    app.changes.undo_log = UndoLog(tmp_path / "undo")
+    async with app.run_test(size=SIZE) as pilot:
+        await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
+        openai_server.push(Script(tokens=["Spell out ", "line numbers\n"]))
+        await pilot.press("ctrl+f")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.press("enter")
+        await until(pilot, lambda: "Committed" in visible_text(app), timeout=30)
+        assert not app.changes.proposals  # applied: no longer offered
+    asked = openai_server.requests[-1].json["messages"][-1]["content"]
+    assert "commit message" in asked and "+line three" in asked
+    assert _git(work, "log", "-1", "--format=%s").strip() == "Spell out line numbers"
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    ("Done.\n\nCommit message: Fix the parser\n", "Fix the parser"),
+    ("**Commit message:** `Add a flag`\n", "Add a flag"),
+    ("- commit: Tidy up\n", "Tidy up"),
+    ("```commit\nRename the helper\n\nLonger body.\n```\n", "Rename the helper"),
+    ("No message here, and commit to nothing.\n", None),
+])
+def test_the_replys_own_commit_message_is_found(reply: str, message: str | None):
+    assert commit_message_in(reply) == message

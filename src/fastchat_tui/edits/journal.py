@@ -1,17 +1,17 @@
 """Writing several files all-or-nothing, crash-safely: a journal entry with every file's previous bytes (or absence)
 is made durable first, then each file is replaced atomically (temp file in its directory, fsync, ``os.replace``).
-An entry still marked ``PENDING`` was cut short: rolling it back restores each file the write had reached, so
+An entry without its ``<id>.done`` mark was cut short: rolling it back restores each file the write had reached, so
 every file ends as it was or as it should be.
 
-An entry is a directory ``<id>/`` holding ``entry.json`` and ``<n>`` (file n's previous bytes); it is built as
-``<id>.tmp/`` and renamed into place, so a half-written entry is never read as one."""
+An entry is one file, ``<id>.journal``: a JSON line (the files, their digests before and after, their modes) and
+then each file's previous bytes. It is synced before any file is touched, so one that cannot be read was cut
+short before any was."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import shutil
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -21,9 +21,11 @@ from typing import Any
 from fastchat_tui.edits.errors import EditError
 from fastchat_tui.edits.files import ABSENT, digest
 
-ENTRY = "entry.json"
-PENDING = "PENDING"
+JOURNAL = ".journal"
+DONE = ".done"
 TEMP_SUFFIX = ".tmp"
+GONE = (FileNotFoundError, NotADirectoryError)
+"""The errors of a path that names no file (a parent that is a file names none either)."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,14 @@ def temp_name(path: Path, entry_id: str) -> Path:
 
 
 def read_current(path: Path) -> bytes | None:
+    """The file's bytes now, ``None`` if there is none (a parent that is no directory: none either)."""
     try:
         with open(path, "rb") as handle:
             return handle.read()
-    except FileNotFoundError:
+    except GONE:
         return None
+    except OSError as exc:
+        raise EditError("io", f"{path} cannot be read ({exc.strerror or exc}), so nothing was changed", str(path)) from None
 
 
 def check(actions: Sequence[Action], shown: Callable[[Path], str], *, undoing: bool = False) -> list[Recorded]:
@@ -81,36 +86,43 @@ def check(actions: Sequence[Action], shown: Callable[[Path], str], *, undoing: b
         mode = None
         for source in (action.path, action.mode_of):
             if mode is None and source is not None:
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(*GONE):
                     mode = stat.S_IMODE(os.stat(source).st_mode)
         recorded.append(Recorded(action.path, current, action.expect, digest(action.data), mode))
     return recorded
 
 
+def journal_path(directory: Path, entry_id: str) -> Path:
+    return directory / f"{entry_id}{JOURNAL}"
+
+
+def done_marker(entry: Path) -> Path:
+    return entry.with_suffix(DONE)
+
+
 def write_entry(directory: Path, entry_id: str, files: Sequence[Recorded], meta: dict[str, Any]) -> Path:
-    """Make the entry durable, marked ``PENDING``; its path."""
-    building = directory / f"{entry_id}{TEMP_SUFFIX}"
-    building.mkdir(mode=0o700)
-    listed = []
-    for number, item in enumerate(files):
-        if item.before is not None:
-            _write_synced(building / str(number), item.before)
-        listed.append({"path": str(item.path), "before": str(number) if item.before is not None else None,
-                       "before_digest": item.before_digest, "after_digest": item.after_digest, "mode": item.mode})
-    _write_synced(building / ENTRY, json.dumps({"id": entry_id, **meta, "files": listed}, indent=1).encode())
-    _write_synced(building / PENDING, b"")
-    sync_dir(building)
-    final = directory / entry_id
-    os.replace(building, final)
+    """Make the entry durable (one file: a JSON line, then each file's previous bytes); its path. Until
+    :func:`finish` marks it done, it is pending."""
+    listed = [{"path": str(item.path), "size": None if item.before is None else len(item.before),
+               "before_digest": item.before_digest, "after_digest": item.after_digest, "mode": item.mode}
+              for item in files]
+    entry = journal_path(directory, entry_id)
+    with open(entry, "xb") as handle:
+        handle.write(json.dumps({"id": entry_id, **meta, "files": listed}).encode() + b"\n")
+        for item in files:
+            if item.before is not None:
+                handle.write(item.before)
+        handle.flush()
+        os.fsync(handle.fileno())
     sync_dir(directory)
-    return final
+    return entry
 
 
 def perform(actions: Sequence[Action], modes: Sequence[int | None], entry_id: str) -> None:
     """Write every action, each atomically, then make the directories' new names durable."""
     for action, mode in zip(actions, modes, strict=True):
         if action.data is None:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(*GONE):
                 os.unlink(action.path)
         else:
             write_atomic(action.path, action.data, mode, temp_name(action.path, entry_id))
@@ -121,7 +133,7 @@ def perform(actions: Sequence[Action], modes: Sequence[int | None], entry_id: st
 def write_atomic(path: Path, data: bytes, mode: int | None, temp: Path) -> None:
     """``path`` gets ``data`` in one step: written to ``temp`` beside it, synced, then renamed over it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(*GONE):
         os.unlink(temp)  # left by a write that was cut short
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
     try:
@@ -141,11 +153,18 @@ def write_atomic(path: Path, data: bytes, mode: int | None, temp: Path) -> None:
 
 
 def entry_files(entry: Path) -> tuple[dict[str, Any], list[Recorded]]:
-    """An entry's metadata and its files, previous bytes read back."""
-    meta = json.loads((entry / ENTRY).read_bytes())
-    files = []
+    """An entry's metadata and its files, previous bytes read back; ``ValueError`` for a damaged entry."""
+    data = entry.read_bytes()
+    head, _, blobs = data.partition(b"\n")
+    meta = json.loads(head)
+    files, offset = [], 0
     for item in meta["files"]:
-        before = (entry / item["before"]).read_bytes() if item["before"] is not None else None
+        before = None
+        if item["size"] is not None:
+            before = blobs[offset:offset + item["size"]]
+            offset += item["size"]
+            if len(before) != item["size"]:
+                raise ValueError(f"{entry.name} is cut short")
         files.append(Recorded(Path(item["path"]), before, item["before_digest"], item["after_digest"], item["mode"]))
     return meta, files
 
@@ -156,7 +175,7 @@ def roll_back(entry: Path) -> list[Path]:
     meta, files = entry_files(entry)
     restored = restore(files, str(meta["id"]) + "-rollback")
     for item in files:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(*GONE):
             os.unlink(temp_name(item.path, str(meta["id"])))
     drop(entry)
     return restored
@@ -175,23 +194,28 @@ def restore(files: Iterable[Recorded], temp_id: str) -> list[Path]:
             write_atomic(item.path, item.before, item.mode, temp_name(item.path, temp_id))
         restored.append(item.path)
     for parent in {item.path.parent for item in files}:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(*GONE):
             sync_dir(parent)
     return restored
 
 
 def finish(entry: Path) -> None:
-    """The transaction is done: the entry is no longer pending."""
-    os.unlink(entry / PENDING)
-    sync_dir(entry)
+    """The transaction is done: the entry is no longer pending. (Not synced: losing the mark in a power cut only
+    rolls the whole change back, which leaves every file consistent.)"""
+    done_marker(entry).touch()
+
+
+def is_done(entry: Path) -> bool:
+    return done_marker(entry).exists()
 
 
 def drop(entry: Path) -> None:
-    """Remove an entry: renamed away first (one atomic step), then deleted."""
-    doomed = entry.with_name(entry.name + ".drop" + TEMP_SUFFIX)
-    os.replace(entry, doomed)
-    sync_dir(entry.parent)
-    shutil.rmtree(doomed, ignore_errors=True)
+    """Remove an entry: its journal first, then its mark (a mark without a journal is nothing; a journal without
+    its mark would be rolled back)."""
+    with contextlib.suppress(*GONE):
+        os.unlink(entry)
+    with contextlib.suppress(*GONE):
+        os.unlink(done_marker(entry))
 
 
 def sync_dir(path: Path) -> None:

@@ -162,8 +162,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
         )
         self.prompt_input.recall.earlier = self.earlier_prompts
         self.status = StatusBar(id="status")
-        self.changes = Changes(self, self.chat, self.session,
-                               commit=lambda: config.edit_commit)
+        self.changes = Changes(self, self.chat, self.session, commit=lambda: self.config.edit_commit)
         """The last reply's proposed file changes: previewed, applied, undone."""
         self.pull_bar = PullBar(id="pull")
         """A model being pulled, above the status bar while it is (:class:`ModelPulls`)."""

@@ -102,7 +102,7 @@ class Changes:
         self._in_thread(lambda: apply_plan(kept, undo=self._undo_log(), accepted=accepted), self._applied)
 
     def _applied(self, applied: Applied) -> None:
-        self.applied = applied
+        self.applied, self.proposals = applied, []  # applied: offered no more (a second time would be a conflict)
         self.app.refresh_bindings()
         names = ", ".join(self._shown(path) for path in applied.paths)
         self.chat.add_notice(f"Applied: wrote {names} · {shown_key(self.app, 'app.undo_changes')} undoes it")
