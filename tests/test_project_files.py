@@ -175,3 +175,29 @@ def test_a_directory_outside_the_root_is_walked_with_its_own_ignores(project: Pa
     other = tree(tmp_path / "other", {".gitignore": "*.gen\n", "x.py": "x\n", "y.gen": "y\n"})
     got = expand([str(other)], project)
     assert [a.name for a in got.attachments] == [str(other / ".gitignore"), str(other / "x.py")]
+
+
+def test_a_walk_from_a_subdirectory_keeps_the_rules_above_it(project: Path):
+    (project / "src" / "pkg" / "mod.log").write_text("root's *.log\n")
+    (project / "src" / "pkg" / "x.tmp").write_text("src's *.tmp\n")
+    assert rel(project, walk(project, Path("src/pkg"))) == ["src/pkg/mod.py"]
+
+
+def test_complete_offers_names_under_the_root_that_are_not_ignored(project: Path, tmp_path: Path):
+    from fastchat_tui.project_files import complete
+
+    assert complete(project, "") == ["app.py", "docs/", "keep.log", "src/"]  # no dot files unless asked for
+    assert complete(project, ".") == [".gitignore"]  # .git never
+    assert complete(project, "src/") == ["src/important.tmp", "src/main.py", "src/pkg/", "src/secret.txt"]
+    assert complete(project, "src/m") == ["src/main.py"] and complete(project, "nope/") == []
+    assert complete(project, "../") == [] and complete(project, "/etc/") == []  # nothing outside the root
+    assert complete(project, "", limit=2) == ["app.py", "docs/"]
+
+
+def test_mentions_are_at_words_that_name_something(project: Path):
+    from fastchat_tui.project_files import mention_at, mentions
+
+    text = "see @app.py, @src/ and @src/main.py? mail me@app.py or @alice; @app.py again"
+    assert mentions(text, project) == ["app.py", "src", "src/main.py"]
+    assert mention_at("look at @sr", 11) == "sr" and mention_at("look at @", 9) == ""
+    assert mention_at("me@app", 6) is None and mention_at("@a b", 4) is None
