@@ -1,4 +1,4 @@
-"""Issue 23, changes out in the chat: a reply that proposes file changes is offered (Ctrl+F), previewed hunk by hunk
+"""Issue 23, changes out in the chat: a reply that proposes file changes is offered (Ctrl+S), previewed hunk by hunk
 (each accepted or rejected), applied atomically to real files in a tmp dir, refused when a file changed since it
 was read, and undone with one key (Ctrl+_)."""
 
@@ -53,8 +53,8 @@ async def test_a_whole_file_edit_is_offered_previewed_applied_hunk_by_hunk_and_u
     app = make_app(tmp_path, openai_server)
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
-        assert "1 change proposed (notes.txt) · Ctrl+F previews and applies" in visible_text(app)
-        await pilot.press("ctrl+f")
+        assert "1 change proposed (notes.txt) · Ctrl+S previews and applies" in visible_text(app)
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         screen = app.screen
         assert isinstance(screen, ApplyChanges)
@@ -79,7 +79,7 @@ async def test_a_diff_reply_applies_every_hunk_and_a_new_file_is_made(tmp_path, 
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, diff + "Done.\n")
         assert "2 changes proposed (notes.txt, hello.py)" in visible_text(app)
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         await pilot.press("enter")
         await until(pilot, lambda: "Applied: wrote" in visible_text(app))
@@ -91,7 +91,7 @@ async def test_escape_in_the_preview_writes_nothing(tmp_path, work, openai_serve
     app = make_app(tmp_path, openai_server)
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ApplyChanges))
@@ -103,7 +103,7 @@ async def test_rejecting_every_hunk_writes_nothing(tmp_path, work, openai_server
     app = make_app(tmp_path, openai_server)
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         await pilot.press("n", "n", "enter")
         await until(pilot, lambda: "No hunk was accepted: nothing was written." in visible_text(app))
@@ -116,7 +116,7 @@ async def test_an_attached_file_changed_since_it_was_read_is_refused(tmp_path, w
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
         (work / "notes.txt").write_text(ORIGINAL + "mine\n")  # the user edited it meanwhile
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: "Nothing written:" in visible_text(app))
         assert not isinstance(app.screen, ApplyChanges)
     assert (work / "notes.txt").read_text() == ORIGINAL + "mine\n"
@@ -126,7 +126,7 @@ async def test_a_file_changed_while_previewing_is_refused_at_apply(tmp_path, wor
     app = make_app(tmp_path, openai_server)
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         (work / "notes.txt").write_text(ORIGINAL + "mine\n")
         await pilot.press("enter")
@@ -140,7 +140,7 @@ async def test_a_diff_that_does_not_match_is_refused_with_the_reason(tmp_path, w
     app = make_app(tmp_path, openai_server)
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, diff + "Done.\n")
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: "Nothing written:" in visible_text(app))
     assert (work / "notes.txt").read_text() == ORIGINAL
 
@@ -149,7 +149,7 @@ async def test_undo_refuses_when_the_file_changed_after_applying(tmp_path, work,
     app = make_app(tmp_path, openai_server)
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         await pilot.press("enter")
         await until(pilot, lambda: "Applied: wrote" in visible_text(app))
@@ -174,7 +174,7 @@ async def test_with_commit_on_the_change_is_committed_with_the_replys_message(tm
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server,
                          whole_file_reply("notes.txt", EDITED, "Commit message: Spell out two line numbers\n\n"))
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         await pilot.press("enter")
         await until(pilot, lambda: "Committed" in visible_text(app), timeout=30)
@@ -189,7 +189,7 @@ def test_preview_snapshot(tmp_path, work, snap_compare, dead_url: str):
     async def preview(pilot) -> None:
         turn = Turn("edit it", parts=[whole_file_reply("notes.txt", EDITED)], status="complete")
         app.changes.offer(turn, [])
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         await pilot.press("n")
         await pilot.pause()
@@ -209,7 +209,7 @@ async def test_without_a_commit_line_the_same_source_is_asked_for_the_message(tm
     async with app.run_test(size=SIZE) as pilot:
         await reply_with(pilot, app, openai_server, whole_file_reply("notes.txt", EDITED))
         openai_server.push(Script(tokens=["Spell out ", "line numbers\n"]))
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         await pilot.press("enter")
         await until(pilot, lambda: "Committed" in visible_text(app), timeout=30)

@@ -190,12 +190,12 @@ async def test_remapped_keep_keys_work_and_show_under_the_ranking(tmp_path: Path
 async def test_a_remapped_send_key_sends_and_enter_then_adds_a_line(tmp_path: Path, openai_server: OpenAIServer) -> None:
     """The prompt runs its own keys itself (in arrival order): the keymap applies there too."""
     openai_server.push(Script(tokens=["sent"]))
-    config = with_keys(tmp_path, {"fast": ("openai", openai_server.url)}, '"prompt.submit" = "ctrl+s"\n')
+    config = with_keys(tmp_path, {"fast": ("openai", openai_server.url)}, '"prompt.submit" = "f11"\n')
     app = FastchatApp(config, probe_on_start=False)
     async with app.run_test(size=SIZE) as pilot:
-        assert str(app.prompt_input.placeholder).startswith("Ask anything · Ctrl+S sends · ")
+        assert str(app.prompt_input.placeholder).startswith("Ask anything · F11 sends · ")
         await pilot.press(*"one", "enter", *"two")
         assert app.prompt_input.text == "one\ntwo" and not openai_server.stream_requests()
-        await pilot.press("ctrl+s")
+        await pilot.press("f11")
         await until(pilot, lambda: "sent" in visible_text(app) and not app.streaming)
         assert openai_server.stream_requests()[-1].wait().json["messages"][-1]["content"] == "one\ntwo"

@@ -116,7 +116,7 @@ async def test_a_refused_sensitive_prompt_joins_the_recall_list(tmp_path: Path, 
     assert openai_server.stream_requests() == []
 
 
-async def test_editing_an_earlier_prompt_branches_the_chat_and_f12_switches(tmp_path: Path,
+async def test_editing_an_earlier_prompt_branches_the_chat_and_alt_b_switches(tmp_path: Path,
                                                                             openai_server: OpenAIServer) -> None:
     openai_server.push(*(Script(tokens=[answer]) for answer in ("a1", "a2", "b2", "a3")))
     app = app_for(tmp_path, openai_server)
@@ -140,7 +140,7 @@ async def test_editing_an_earlier_prompt_branches_the_chat_and_f12_switches(tmp_
         shown = transcript(app)
         assert "two, edited" in shown and "b2" in shown and "a2" not in shown
 
-        await pilot.press("f12")  # the first branch: its transcript and its context
+        await pilot.press("alt+b")  # the first branch: its transcript and its context
         await until(pilot, lambda: "branch 1 of 2" in app.status.text)
         await until(pilot, lambda: "a2" in transcript(app))
         assert "b2" not in transcript(app)

@@ -72,7 +72,7 @@ ACTIONS: tuple[KeyAction, ...] = (
             "the one chosen in the prompt box"),
     _action("app.edit_prompt", "alt+up", "edit an earlier prompt of this chat: the last one (press again: the one before) "
             "goes in the box; sending it branches the chat there, Esc leaves"),
-    _action("app.next_branch", "f12", "switch the chat to its next branch (the transcript and the context follow it)"),
+    _action("app.next_branch", "alt+b", "switch the chat to its next branch (the transcript and the context follow it)"),
     _action("app.chats", "f3", "open the chat list (and close it again)", "chat", "chats"),
     _action("app.compare", "f4", "compare mode: pick two to four sources to send each prompt to; again: switch it off"),
     _action("app.follow", "ctrl+end", "scroll to the end of the transcript and follow the reply"),
@@ -82,7 +82,7 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),
     _action("app.select_block", "ctrl+g", "select the last reply's last code block, to copy or save it (again: leave)"),
-    _action("app.apply_changes", "ctrl+f", "preview the file changes the last reply proposes, to apply them hunk by hunk"),
+    _action("app.apply_changes", "ctrl+s", "preview the file changes the last reply proposes, to apply them hunk by hunk"),
     _action("app.undo_changes", "ctrl+underscore", "undo the last applied change: the files go back to what they were "
             "(Ctrl+/ sends this key in most terminals)"),
     _action("app.pull_model", "ctrl+o", "pull (download) the Ollama model the last reply lacked, in the background; "

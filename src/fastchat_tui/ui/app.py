@@ -397,7 +397,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             self.prompt_input.focus()
 
     def action_apply_changes(self) -> None:
-        """Ctrl+F: preview the last reply's file changes, to apply them hunk by hunk."""
+        """Ctrl+S: preview the last reply's file changes, to apply them hunk by hunk."""
         self.changes.preview()
 
     def action_undo_changes(self) -> None:

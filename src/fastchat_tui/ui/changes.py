@@ -1,7 +1,7 @@
 """A reply's proposed file changes in the chat: offered under the reply, previewed, applied, undone.
 
 After a reply, :func:`fastchat_tui.edits.find_changes` looks for changes in it; when there are some, a line under
-the reply offers them (Ctrl+F). The key plans them against the working directory in a thread (files the turn attached
+the reply offers them (Ctrl+S). The key plans them against the working directory in a thread (files the turn attached
 are its bases: a file changed since is refused as a conflict), shows the preview (:class:`ApplyChanges`) and
 applies the hunks kept in a thread (atomic and all-or-nothing, with an undo entry); Ctrl+_ (Ctrl+/) undoes the newest entry. A
 plan or apply that fails says why in the chat and writes nothing. With ``[edit] commit = true``, inside a git
