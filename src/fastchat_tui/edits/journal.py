@@ -24,6 +24,8 @@ from fastchat_tui.edits.files import ABSENT, digest
 ENTRY = "entry.json"
 PENDING = "PENDING"
 TEMP_SUFFIX = ".tmp"
+GONE = (FileNotFoundError, NotADirectoryError)
+"""The errors of a path that names no file (a parent that is a file names none either)."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,14 @@ def temp_name(path: Path, entry_id: str) -> Path:
 
 
 def read_current(path: Path) -> bytes | None:
+    """The file's bytes now, ``None`` if there is none (a parent that is no directory: none either)."""
     try:
         with open(path, "rb") as handle:
             return handle.read()
-    except FileNotFoundError:
+    except GONE:
         return None
+    except OSError as exc:
+        raise EditError("io", f"{path} cannot be read ({exc.strerror or exc}), so nothing was changed", str(path)) from None
 
 
 def check(actions: Sequence[Action], shown: Callable[[Path], str], *, undoing: bool = False) -> list[Recorded]:
@@ -81,7 +86,7 @@ def check(actions: Sequence[Action], shown: Callable[[Path], str], *, undoing: b
         mode = None
         for source in (action.path, action.mode_of):
             if mode is None and source is not None:
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(*GONE):
                     mode = stat.S_IMODE(os.stat(source).st_mode)
         recorded.append(Recorded(action.path, current, action.expect, digest(action.data), mode))
     return recorded
@@ -110,7 +115,7 @@ def perform(actions: Sequence[Action], modes: Sequence[int | None], entry_id: st
     """Write every action, each atomically, then make the directories' new names durable."""
     for action, mode in zip(actions, modes, strict=True):
         if action.data is None:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(*GONE):
                 os.unlink(action.path)
         else:
             write_atomic(action.path, action.data, mode, temp_name(action.path, entry_id))
@@ -121,7 +126,7 @@ def perform(actions: Sequence[Action], modes: Sequence[int | None], entry_id: st
 def write_atomic(path: Path, data: bytes, mode: int | None, temp: Path) -> None:
     """``path`` gets ``data`` in one step: written to ``temp`` beside it, synced, then renamed over it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(*GONE):
         os.unlink(temp)  # left by a write that was cut short
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
     try:
@@ -156,7 +161,7 @@ def roll_back(entry: Path) -> list[Path]:
     meta, files = entry_files(entry)
     restored = restore(files, str(meta["id"]) + "-rollback")
     for item in files:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(*GONE):
             os.unlink(temp_name(item.path, str(meta["id"])))
     drop(entry)
     return restored
@@ -175,7 +180,7 @@ def restore(files: Iterable[Recorded], temp_id: str) -> list[Path]:
             write_atomic(item.path, item.before, item.mode, temp_name(item.path, temp_id))
         restored.append(item.path)
     for parent in {item.path.parent for item in files}:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(*GONE):
             sync_dir(parent)
     return restored
 

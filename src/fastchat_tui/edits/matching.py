@@ -56,7 +56,8 @@ def place(lines: Sequence[str], hunk: Sequence[Line], hint: int | None, shown: s
         rivals = [start for start, score in scores if score >= best - TIE and abs(start - leader) >= len(old)]
         return _build(lines, hunk, _choose(sorted({leader, *rivals}), hint, shown, what), len(old))
     raise EditError("no_match", f"{shown}: could not find the lines of {what} in the file. It expects:\n"
-                    f"{_quoted(old)}\nSend the change again with the file's current lines as context.", shown)
+                    f"{_quoted(old)}\n{_closest(lines, stripped, wanted)}"
+                    "Send the change again with the file's current lines as context.", shown)
 
 
 def _same(lines: Sequence[str], start: int, old: Sequence[str]) -> bool:
@@ -141,6 +142,21 @@ class _Shift:
             if indent.startswith(want):
                 return self.mapping.get(want, want) + text[len(want):]
         return text
+
+
+def _closest(lines: Sequence[str], stripped: Sequence[str], wanted: Sequence[str]) -> str:
+    """Where the file comes closest to the hunk's lines (the most lines the same), quoted, so the model can send
+    them as they are; nothing when no line is the same."""
+    best, at = 0, 0
+    for start in range(max(len(lines) - len(wanted) + 1, 1)):
+        same = sum(1 for offset, text in enumerate(wanted)
+                   if text and start + offset < len(stripped) and stripped[start + offset] == text)
+        if same > best:
+            best, at = same, start
+    if not best:
+        return ""
+    window = lines[at:at + len(wanted)]
+    return f"The closest lines in the file are lines {at + 1}-{at + len(window)}:\n{_quoted(window)}\n"
 
 
 def _quoted(lines: Sequence[str]) -> str:

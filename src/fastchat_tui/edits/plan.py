@@ -193,8 +193,10 @@ class _Working:
         for number, hunk in enumerate(patched, 1):
             lines: list[Line] = [(line.line_type, line.value.rstrip("\r\n")) for line in hunk
                                  if line.line_type in (" ", "-", "+")]
-            has_old = hunk.source_length > 0
-            hint = None if hunk.source_start == 0 and has_old else (hunk.source_start - (1 if has_old else 0)) + drift
+            # line 0 is no place (``@@ ... @@`` is read as ``-0``), except to start a file that is empty
+            hint = None if hunk.source_start == 0 and self.lines else max(hunk.source_start - 1, 0) + drift
+            if hunk.source_length == 0 and hunk.source_start > 0:
+                hint = hunk.source_start + drift  # an insertion's header names the line it goes after
             what = f"hunk {number} (@@ -{hunk.source_start},{hunk.source_length} +{hunk.target_start},{hunk.target_length} @@)"
             spot = place(self.lines, lines, hint, shown, what)
             if hint is not None:

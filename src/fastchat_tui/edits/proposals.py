@@ -242,6 +242,8 @@ _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE = re.compile(r"^\s*>{5,9} ?REPLACE\b.*$")
 _NAME_LINE = re.compile(r"^\s*(?:#+\s*)?(?:(?:file(?:name)?|path)\s*:\s*)?[*`'\"]*(?P<path>[^*`'\"\s]+)[*`'\"]*:?\s*$",
                         re.IGNORECASE)
+_QUOTED_NAME = re.compile(r"(?:\*\*|`)(?P<path>[^*`\s]+)(?:\*\*|`):?\s*$")
+"""A name quoted at the end of a sentence: ``Then in **src/x.py**:``."""
 
 
 def search_replace_blocks(body: str) -> list[tuple[str, str]]:
@@ -278,8 +280,8 @@ def _block(lines: list[str], start: int) -> tuple[str, str, int] | None:
 
 def _search_replace(lines: list[str]) -> list[tuple[int, Proposal]]:
     """The SEARCH/REPLACE blocks of the reply, one proposal per file (in the place of its first block). A block's
-    file is named on a line before it (or the fence it is in); a block that follows another goes to the same
-    file."""
+    file is named on a line before it (or the fence it is in); a block right after another goes to the same file;
+    a block that names no file is no change."""
     files: dict[str, tuple[int, list[str]]] = {}
     current: str | None = None
     index = 0
@@ -292,7 +294,8 @@ def _search_replace(lines: list[str]) -> list[tuple[int, Proposal]]:
             index += 1
             continue
         search, replace, after = block
-        current = _block_file(lines, index) or current
+        named, goes_on = _block_file(lines, index)
+        current = named if named is not None else current if goes_on else None
         if current is not None:
             _, texts = files.setdefault(current, (index, []))
             texts.append(f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n")
@@ -300,24 +303,26 @@ def _search_replace(lines: list[str]) -> list[tuple[int, Proposal]]:
     return [(first, Proposal(path, "search_replace", "".join(texts))) for path, (first, texts) in files.items()]
 
 
-def _block_file(lines: list[str], index: int) -> str | None:
+def _block_file(lines: list[str], index: int) -> tuple[str | None, bool]:
     """The file named just before the SEARCH line at ``index``: on the line before (inside a fence or not), in
-    the info string of the fence the block opens, or on the line before that fence. ``None`` when the line
-    before ends another block (the same file goes on)."""
+    the info string of the fence the block opens, or on the line before that fence; and whether the block
+    follows another directly (then, with no name, it goes to the same file)."""
     back = index - 1
     while back >= 0 and not lines[back].strip():
         back -= 1
     for _ in range(2):
-        if back < 0 or _REPLACE.match(lines[back]):
-            return None
+        if back < 0:
+            return None, False
+        if _REPLACE.match(lines[back]):
+            return None, True
         line = lines[back]
         if match := _OPEN.match(line):
             if path := _info_path(match.group("info")):
-                return path
+                return path, False
             back -= 1
             while back >= 0 and not lines[back].strip():
                 back -= 1
             continue
-        match = _NAME_LINE.match(line)
-        return match.group("path") if match and is_path(match.group("path")) else None
-    return None
+        match = _NAME_LINE.match(line) or _QUOTED_NAME.search(line)
+        return (match.group("path") if match and is_path(match.group("path")) else None), False
+    return None, False
