@@ -151,7 +151,7 @@ def test_the_undo_log_keeps_the_newest_entries(root: Path, log: UndoLog, monkeyp
     ids = [apply_plan(plan_changes(find_changes(fence("python src/x.py", f"x = {n}\n")), root), undo=log).entry_id
            for n in range(5)]
     assert [entry.id for entry in log.entries()] == ids[:1:-1]
-    assert len([path for path in log.directory.iterdir() if path.is_dir()]) == 3
+    assert len(list(log.directory.glob("*.journal"))) == 3
 
 
 def test_a_path_outside_the_root_is_refused(root: Path, tmp_path: Path) -> None:

@@ -188,3 +188,28 @@ def test_a_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
     with pytest.raises(EditError) as caught:
         plan_changes(find_changes(fence("text pipe.txt", "text\n")), tmp_path)
     assert caught.value.kind == "io" and "not a regular file" in caught.value.message
+
+
+@pytest.mark.parametrize("elided", ["    # ... rest of the class unchanged", "    ... (rest as before)",
+                                    "// ... existing code ...", "    # rest of the methods stay the same", "<!-- ... -->"])
+def test_a_whole_file_that_leaves_code_out_is_refused(tmp_path: Path, elided: str) -> None:
+    (tmp_path / "k.py").write_text("class K:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n")
+    with pytest.raises(EditError) as caught:
+        plan_changes(find_changes(fence("python k.py", f"class K:\n    def a(self):\n        return 10\n{elided}\n")),
+                     tmp_path)
+    assert caught.value.kind == "no_match" and "line 4 of the new text" in caught.value.message
+    assert "would delete that code" in caught.value.message
+
+
+def test_an_ellipsis_that_is_code_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "p.py").write_text("class P(Protocol):\n    def a(self) -> int:\n        ...\n")
+    new = "class P(Protocol):\n    def a(self) -> str:\n        ...\n\n    def b(self) -> None: ...\n"
+    assert only(fence("python p.py", new), tmp_path) == new
+
+
+def test_the_git_folder_is_never_changed(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    with pytest.raises(EditError) as caught:
+        plan_changes([Proposal(".git/config", "whole", "[core]\nhooksPath = /tmp/x\n")], tmp_path)
+    assert caught.value.kind == "outside"

@@ -1,17 +1,17 @@
 """Writing several files all-or-nothing, crash-safely: a journal entry with every file's previous bytes (or absence)
 is made durable first, then each file is replaced atomically (temp file in its directory, fsync, ``os.replace``).
-An entry still marked ``PENDING`` was cut short: rolling it back restores each file the write had reached, so
+An entry without its ``<id>.done`` mark was cut short: rolling it back restores each file the write had reached, so
 every file ends as it was or as it should be.
 
-An entry is a directory ``<id>/`` holding ``entry.json`` and ``<n>`` (file n's previous bytes); it is built as
-``<id>.tmp/`` and renamed into place, so a half-written entry is never read as one."""
+An entry is one file, ``<id>.journal``: a JSON line (the files, their digests before and after, their modes) and
+then each file's previous bytes. It is synced before any file is touched, so one that cannot be read was cut
+short before any was."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import shutil
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -21,8 +21,8 @@ from typing import Any
 from fastchat_tui.edits.errors import EditError
 from fastchat_tui.edits.files import ABSENT, digest
 
-ENTRY = "entry.json"
-PENDING = "PENDING"
+JOURNAL = ".journal"
+DONE = ".done"
 TEMP_SUFFIX = ".tmp"
 GONE = (FileNotFoundError, NotADirectoryError)
 """The errors of a path that names no file (a parent that is a file names none either)."""
@@ -92,23 +92,30 @@ def check(actions: Sequence[Action], shown: Callable[[Path], str], *, undoing: b
     return recorded
 
 
+def journal_path(directory: Path, entry_id: str) -> Path:
+    return directory / f"{entry_id}{JOURNAL}"
+
+
+def done_marker(entry: Path) -> Path:
+    return entry.with_suffix(DONE)
+
+
 def write_entry(directory: Path, entry_id: str, files: Sequence[Recorded], meta: dict[str, Any]) -> Path:
-    """Make the entry durable, marked ``PENDING``; its path."""
-    building = directory / f"{entry_id}{TEMP_SUFFIX}"
-    building.mkdir(mode=0o700)
-    listed = []
-    for number, item in enumerate(files):
-        if item.before is not None:
-            _write_synced(building / str(number), item.before)
-        listed.append({"path": str(item.path), "before": str(number) if item.before is not None else None,
-                       "before_digest": item.before_digest, "after_digest": item.after_digest, "mode": item.mode})
-    _write_synced(building / ENTRY, json.dumps({"id": entry_id, **meta, "files": listed}, indent=1).encode())
-    _write_synced(building / PENDING, b"")
-    sync_dir(building)
-    final = directory / entry_id
-    os.replace(building, final)
+    """Make the entry durable (one file: a JSON line, then each file's previous bytes); its path. Until
+    :func:`finish` marks it done, it is pending."""
+    listed = [{"path": str(item.path), "size": None if item.before is None else len(item.before),
+               "before_digest": item.before_digest, "after_digest": item.after_digest, "mode": item.mode}
+              for item in files]
+    entry = journal_path(directory, entry_id)
+    with open(entry, "xb") as handle:
+        handle.write(json.dumps({"id": entry_id, **meta, "files": listed}).encode() + b"\n")
+        for item in files:
+            if item.before is not None:
+                handle.write(item.before)
+        handle.flush()
+        os.fsync(handle.fileno())
     sync_dir(directory)
-    return final
+    return entry
 
 
 def perform(actions: Sequence[Action], modes: Sequence[int | None], entry_id: str) -> None:
@@ -146,11 +153,18 @@ def write_atomic(path: Path, data: bytes, mode: int | None, temp: Path) -> None:
 
 
 def entry_files(entry: Path) -> tuple[dict[str, Any], list[Recorded]]:
-    """An entry's metadata and its files, previous bytes read back."""
-    meta = json.loads((entry / ENTRY).read_bytes())
-    files = []
+    """An entry's metadata and its files, previous bytes read back; ``ValueError`` for a damaged entry."""
+    data = entry.read_bytes()
+    head, _, blobs = data.partition(b"\n")
+    meta = json.loads(head)
+    files, offset = [], 0
     for item in meta["files"]:
-        before = (entry / item["before"]).read_bytes() if item["before"] is not None else None
+        before = None
+        if item["size"] is not None:
+            before = blobs[offset:offset + item["size"]]
+            offset += item["size"]
+            if len(before) != item["size"]:
+                raise ValueError(f"{entry.name} is cut short")
         files.append(Recorded(Path(item["path"]), before, item["before_digest"], item["after_digest"], item["mode"]))
     return meta, files
 
@@ -186,17 +200,22 @@ def restore(files: Iterable[Recorded], temp_id: str) -> list[Path]:
 
 
 def finish(entry: Path) -> None:
-    """The transaction is done: the entry is no longer pending."""
-    os.unlink(entry / PENDING)
-    sync_dir(entry)
+    """The transaction is done: the entry is no longer pending. (Not synced: losing the mark in a power cut only
+    rolls the whole change back, which leaves every file consistent.)"""
+    done_marker(entry).touch()
+
+
+def is_done(entry: Path) -> bool:
+    return done_marker(entry).exists()
 
 
 def drop(entry: Path) -> None:
-    """Remove an entry: renamed away first (one atomic step), then deleted."""
-    doomed = entry.with_name(entry.name + ".drop" + TEMP_SUFFIX)
-    os.replace(entry, doomed)
-    sync_dir(entry.parent)
-    shutil.rmtree(doomed, ignore_errors=True)
+    """Remove an entry: its journal first, then its mark (a mark without a journal is nothing; a journal without
+    its mark would be rolled back)."""
+    with contextlib.suppress(*GONE):
+        os.unlink(entry)
+    with contextlib.suppress(*GONE):
+        os.unlink(done_marker(entry))
 
 
 def sync_dir(path: Path) -> None:

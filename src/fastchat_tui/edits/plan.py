@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import os
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,13 @@ from fastchat_tui.edits.proposals import Proposal, search_replace_blocks
 
 CONTEXT = 3
 """Context lines around each planned hunk, as ``git diff`` shows them."""
+_ELIDED = re.compile(
+    r"^\s*(?:#|//|/\*|<!--|--|;)\s*(?:\.\.\.|…)"  # a comment that starts with an ellipsis: # ..., // ... existing code
+    r"|^\s*(?:\.\.\.|…)\s*\(?\s*(?:rest|remainder|other|existing|previous|same|unchanged)\b"  # ... (rest as before)
+    r"|\b(?:rest|remainder) of (?:the )?(?:code|file|class|function|module|methods?)\b"
+    r"|\b(?:existing|unchanged|other) (?:code|methods|functions|lines)\b.{0,20}(?:unchanged|here|remains?|as before|stays?)",
+    re.IGNORECASE)
+"""A line a model writes in place of code it leaves out (``# ... rest of the file unchanged``)."""
 
 
 @dataclass
@@ -154,14 +162,21 @@ class _Working:
         if self.deleted:
             raise EditError("no_match", f"{shown}: the reply changes the file after deleting it", shown)
         if proposal.form == "whole":
-            self._whole(proposal)
+            self._whole(proposal, shown)
         elif proposal.form == "search_replace":
             self._search_replace(proposal, shown)
         else:
             self._diff(proposal, shown)
 
-    def _whole(self, proposal: Proposal) -> None:
+    def _whole(self, proposal: Proposal, shown: str) -> None:
         lines, _ = split_lines(proposal.body)
+        if self.lines:
+            had = set(self.lines)
+            for number, line in enumerate(lines, 1):
+                if _ELIDED.search(line) and line not in had:
+                    raise EditError("no_match", f"{shown}: line {number} of the new text ({line.strip()!r}) stands for "
+                                    "code it leaves out, so writing it would delete that code; send the whole file, "
+                                    "or only the change as a diff or SEARCH/REPLACE blocks", shown)
         if proposal.label is not None and self.lines[:1] == [proposal.label] and lines[:1] != [proposal.label]:
             lines.insert(0, proposal.label)  # the file itself starts with the line that named it
         self.lines = lines
@@ -281,6 +296,9 @@ def _inside(root: Path, name: str) -> Path:
     resolved = (path if path.is_absolute() else root / path).resolve()
     if resolved == root or not resolved.is_relative_to(root):
         raise EditError("outside", f"{name} is outside {root}, so fastchat will not change it", name)
+    if ".git" in resolved.relative_to(root).parts:
+        raise EditError("outside", f"{name} is inside the git repository's own folder, so fastchat will not change it",
+                        name)
     return resolved
 
 

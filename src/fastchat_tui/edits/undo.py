@@ -8,7 +8,6 @@ import contextlib
 import fcntl
 import os
 import secrets
-import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -17,17 +16,19 @@ from pathlib import Path
 from fastchat_tui.config import data_dir
 from fastchat_tui.edits.errors import EditError
 from fastchat_tui.edits.journal import (
-    ENTRY,
-    PENDING,
-    TEMP_SUFFIX,
+    DONE,
+    JOURNAL,
     Action,
     Recorded,
     check,
     drop,
     entry_files,
     finish,
+    is_done,
+    journal_path,
     perform,
     roll_back,
+    sync_dir,
     write_entry,
 )
 
@@ -66,7 +67,9 @@ class UndoLog:
     def entries(self) -> list[UndoEntry]:
         """The entries that can be undone, newest first."""
         found = []
-        for entry in self._entry_dirs():
+        for entry in self._journals():
+            if not is_done(entry):
+                continue
             try:
                 meta, files = entry_files(entry)
             except (OSError, ValueError, KeyError):
@@ -100,7 +103,7 @@ class UndoLog:
             chosen = entries[0] if entry_id is None else next((e for e in entries if e.id == entry_id), None)
             if chosen is None:
                 raise EditError("no_match", f"there is no undo entry {entry_id} (`fastchat undo --list` lists them)")
-            entry = self.directory / chosen.id
+            entry = journal_path(self.directory, chosen.id)
             try:
                 _, files = entry_files(entry)
             except (OSError, ValueError, KeyError) as exc:
@@ -112,6 +115,7 @@ class UndoLog:
             finish(undoing)  # the undo is done; what follows only tidies (and is redone after a crash)
             drop(entry)
             drop(undoing)
+            sync_dir(self.directory)
         return [item.path for item in files]
 
     # -- inside ------------------------------------------------------------------------------------
@@ -132,30 +136,30 @@ class UndoLog:
         return entry
 
     def _recover(self) -> None:
-        """Finish what a crash left: a pending entry rolled back, a finished undo tidied, half-built entries
-        removed."""
-        for path in sorted(self.directory.iterdir()):
-            if path.name.endswith(TEMP_SUFFIX) and path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-        for entry in self._entry_dirs():
+        """Finish what a crash left: a pending entry rolled back (one that cannot be read was cut short before any
+        file was touched: removed), a finished undo tidied, a mark without its entry removed."""
+        for entry in self._journals():
             try:
                 meta, _ = entry_files(entry)
             except (OSError, ValueError, KeyError):
+                if not is_done(entry):
+                    drop(entry)
                 continue
-            if (entry / PENDING).exists():
+            if not is_done(entry):
                 roll_back(entry)
             elif "undoes" in meta:
-                if (original := self.directory / str(meta["undoes"])).exists():
-                    drop(original)
+                drop(journal_path(self.directory, str(meta["undoes"])))
                 drop(entry)
+        for mark in self.directory.glob(f"*{DONE}"):
+            if not mark.with_suffix(JOURNAL).exists():
+                mark.unlink()
 
     def _prune(self) -> None:
         for old in self.entries()[MAX_ENTRIES:]:
-            drop(self.directory / old.id)
+            drop(journal_path(self.directory, old.id))
 
-    def _entry_dirs(self) -> list[Path]:
-        return [path for path in self.directory.iterdir()
-                if path.is_dir() and not path.name.endswith(TEMP_SUFFIX) and (path / ENTRY).exists()]
+    def _journals(self) -> list[Path]:
+        return sorted(self.directory.glob(f"*{JOURNAL}"))
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
