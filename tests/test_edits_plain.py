@@ -194,3 +194,32 @@ def test_commit_change_commits_exactly_the_changed_files(root: Path, log: UndoLo
 def test_commit_change_outside_a_repository_is_none(root: Path, log: UndoLog) -> None:
     applied = apply_plan(plan_changes(find_changes(fence("python src/x.py", "x = 1\n")), root), undo=log)
     assert commit_change(applied, "m", root) is None
+
+
+def test_the_plan_diff_is_one_git_apply_takes(root: Path, tmp_path: Path) -> None:
+    """The preview's diff is also a patch (for `review --fix`): git applies it to a copy and gets the same files."""
+    (root / "tail.txt").write_text("a\nb\nlast, no newline")
+    (root / "gone.txt").write_text("bye\n")
+    (root / "old.txt").write_text("moved\n")
+    reply = (fence("python src/x.py", SOURCE.replace("return 2", "return 3"))
+             + fence("text tail.txt", "a\nB\nlast line, still no newline\n")
+             + fence("diff", "--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
+                             "--- /dev/null\n+++ b/new/n.txt\n@@ -0,0 +1 @@\n+n\n"
+                             "diff --git a/old.txt b/moved.txt\nrename from old.txt\nrename to moved.txt\n"))
+    plan = plan_changes(find_changes(reply), root)
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(root), str(copy)], check=True)
+    patch = tmp_path / "change.patch"
+    patch.write_text(plan.diff())
+    git(copy, "init", "-q")
+    git(copy, "apply", "--check", str(patch))
+    git(copy, "apply", str(patch))
+    apply_plan(plan, undo=UndoLog(tmp_path / "undo"))
+
+    def files(top: Path) -> dict[str, bytes]:
+        return {path.relative_to(top).as_posix(): path.read_bytes() for path in top.rglob("*")
+                if path.is_file() and ".git" not in path.relative_to(top).parts}
+
+    assert files(root) == files(copy)
+    assert sorted(files(root)) == ["moved.txt", "new/n.txt", "src/x.py", "tail.txt"]
+    assert (root / "tail.txt").read_text() == "a\nB\nlast line, still no newline"

@@ -4,6 +4,7 @@ in a reply, how far matching tolerates drift (and where it stops), and the files
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,55 @@ def test_the_git_folder_is_never_changed(tmp_path: Path) -> None:
     with pytest.raises(EditError) as caught:
         plan_changes([Proposal(".git/config", "whole", "[core]\nhooksPath = /tmp/x\n")], tmp_path)
     assert caught.value.kind == "outside"
+
+
+@pytest.mark.parametrize("reply", [
+    fence("diff", "--- a/gone.py\n+++ b/gone.py\n@@ -1 +1 @@\n-a\n+b\n"),
+    "gone.py\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+    fence("diff", "diff --git a/gone.py b/here.py\nrename from gone.py\nrename to here.py\n"),
+])
+def test_a_change_to_a_file_that_does_not_exist_says_so(tmp_path: Path, reply: str) -> None:
+    with pytest.raises(EditError) as caught:
+        plan_changes(find_changes(reply), tmp_path)
+    assert caught.value.kind == "no_match" and "gone.py does not exist" in caught.value.message
+
+
+def test_prose_between_two_hunks_of_a_file_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "v.py").write_text(LINES)
+    reply = ("```diff\n--- a/v.py\n+++ b/v.py\n@@ -2,2 +2,2 @@\n value_1 = 1\n-value_2 = 2\n+value_2 = 20\n"
+             "Then, further down:\n@@ -50,2 +50,2 @@\n value_49 = 49\n-value_50 = 50\n+value_50 = 500\n```\n")
+    assert only(reply, tmp_path) == LINES.replace("= 2\n", "= 20\n").replace("= 50\n", "= 500\n")
+
+
+def test_the_planned_hunks_rebuild_the_new_text_and_each_alone_changes_only_its_lines(tmp_path: Path) -> None:
+    """Random edits of a file with many repeated lines: all hunks give the new text, none gives the old one, and
+    every hunk's context is at most three lines each side."""
+    rng = random.Random(23)
+    for trial in range(200):
+        old = [rng.choice(["", "    pass", "x = 1", "def f():"]) for _ in range(rng.randint(1, 60))]
+        new = list(old)
+        for _ in range(rng.randint(1, 5)):
+            at = rng.randint(0, len(new))
+            choice = rng.random()
+            if choice < 0.4:
+                new.insert(at, f"added {trial}")
+            elif new and at < len(new):
+                if choice < 0.7:
+                    del new[at]
+                else:
+                    new[at] = f"changed {trial}"
+        path = tmp_path / f"r{trial}.py"
+        path.write_text("\n".join(old) + "\n")
+        plan = plan_changes([Proposal(path.name, "whole", "\n".join(new) + "\n")], tmp_path)
+        if old == new:
+            assert plan.changes == []
+            continue
+        [change] = plan.changes
+        every = [hunk.index for hunk in change.hunks]
+        assert change.text_with(every) == change.after == "\n".join(new) + "\n"
+        assert change.text_with([]) == change.before
+        for hunk in change.hunks:
+            assert change.text_with([hunk.index]) != change.before
+            lead = next(n for n, line in enumerate(hunk.lines) if line[0] != " ")
+            trail = next(n for n, line in enumerate(reversed(hunk.lines)) if line[0] != " ")
+            assert lead <= 3 and trail <= 3

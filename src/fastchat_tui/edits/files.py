@@ -25,13 +25,13 @@ def digest(data: bytes | None) -> str:
 
 @dataclass(frozen=True)
 class DiskText:
-    """A text file as read: ``text`` with ``\\n`` line endings, and how to give its bytes back."""
+    """A text file as read: ``text`` with ``\\n`` line endings, and what :func:`encode` needs to give its bytes back
+    (its line ending, whether it starts with a UTF-8 byte-order mark); ``digest`` of the bytes read."""
 
     text: str
     newline: str
     bom: bool
     digest: str
-
 
 
 def encode(text: str, newline: str = "\n", bom: bool = False) -> bytes:

@@ -42,6 +42,17 @@ class Hunk:
     accepted: bool = True
     spans: tuple[tuple[int, int, tuple[str, ...]], ...] = ()
     """What the hunk does to the old lines: each ``(start, end, new lines)`` replaces ``old[start:end]``."""
+    no_newline: tuple[int, ...] = ()
+    """The indexes of ``lines`` that end the file without a newline (``\\ No newline at end of file`` follows)."""
+
+    def diff_lines(self) -> list[str]:
+        """The header and lines as a unified diff writes them, the no-newline marks included."""
+        out = [self.header]
+        for number, line in enumerate(self.lines):
+            out.append(line)
+            if number in self.no_newline:
+                out.append("\\ No newline at end of file")
+        return out
 
 
 @dataclass
@@ -80,7 +91,7 @@ class FileChange:
         if self.hunks:
             head += ["--- /dev/null" if self.before is None else f"--- a/{old_name}",
                      "+++ /dev/null" if self.deleted else f"+++ b/{self.name}"]
-        body = [line for hunk in self.hunks for line in (hunk.header, *hunk.lines)]
+        body = [line for hunk in self.hunks for line in hunk.diff_lines()]
         return "\n".join(head + body) + "\n" if head else ""
 
     def text_with(self, accepted: Collection[int]) -> str:
@@ -124,6 +135,9 @@ def plan_changes(proposals: Sequence[Proposal], root: Path, *, bases: Mapping[Pa
             if source not in files:
                 files[source] = _Working.read(source, root, known)
             working = files.pop(source)
+            if not working.exists:
+                raise EditError("no_match", f"{proposal.old_path} does not exist, so it cannot be renamed to "
+                                f"{proposal.path}", proposal.old_path)
             if target in files or os.path.lexists(target):
                 raise EditError("conflict", f"{_relative(target, root)} already exists, so {proposal.old_path} cannot "
                                 "be renamed to it", proposal.path)
@@ -191,6 +205,9 @@ class _Working:
                                     "but the file is not empty; put the lines to replace in it", shown)
                 self.lines = new
                 continue
+            if not self.exists:
+                raise EditError("no_match", f"{shown} does not exist; to create it, send a block with an empty SEARCH "
+                                "part (or the whole file)", shown)
             placed = place(self.lines, _hunk_lines(old, new), None, shown, f"SEARCH/REPLACE block {number}")
             self.lines[placed.start:placed.end] = placed.new
 
@@ -200,6 +217,9 @@ class _Working:
         except (UnidiffParseError, IndexError) as exc:
             raise EditError("no_match", f"{shown}: the diff cannot be read ({exc}); send it again as a unified diff "
                             "with --- a/PATH, +++ b/PATH and @@ hunk headers", shown) from None
+        if not self.exists and patched.source_file != "/dev/null" and any(hunk.source_length for hunk in patched):
+            raise EditError("no_match", f"{shown} does not exist; to create it, send it as a new file (a diff from "
+                            "/dev/null, or the whole file)", shown)
         if patched.is_added_file and patched.source_file == "/dev/null" and self.exists and self.lines:
             raise EditError("conflict", f"{shown} already exists, but the diff creates it as a new file; send a diff "
                             "against its current text", shown)
@@ -245,7 +265,7 @@ class _Working:
         if after == before and self.renamed_from is None and not (self.deleted and disk is not None):
             return None
         return FileChange(path=path, old_path=self.renamed_from, before=before, after=after,
-                          hunks=_hunks(old_lines, new_lines), digest=disk.digest if disk else ABSENT,
+                          hunks=_hunks(old_lines, new_lines, final_newline), digest=disk.digest if disk else ABSENT,
                           deleted=self.deleted, newline=disk.newline if disk else "\n", bom=disk.bom if disk else False,
                           root=root)
 
@@ -262,23 +282,79 @@ def _hunk_lines(old: list[str], new: list[str]) -> list[Line]:
     return out
 
 
-def _hunks(old: list[str], new: list[str]) -> list[Hunk]:
-    """The planned change as hunks with :data:`CONTEXT` lines around each (as ``git diff`` groups them)."""
+def _hunks(old: list[str], new: list[str], final_newline: bool = True) -> list[Hunk]:
+    """The planned change as hunks with :data:`CONTEXT` lines around each (as ``git diff`` groups them). Without a
+    final newline, the file's last line is marked, so :meth:`FileChange.diff` can say so as ``diff -u`` does."""
     hunks = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for index, group in enumerate(matcher.get_grouped_opcodes(CONTEXT)):
+    for index, group in enumerate(_grouped(_opcodes(old, new), CONTEXT)):
         lines: list[str] = []
         spans = []
+        marks: list[int] = []
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 lines += [" " + text for text in old[i1:i2]]
+                if not final_newline and i2 == len(old):
+                    marks.append(len(lines) - 1)
                 continue
-            lines += ["-" + text for text in old[i1:i2]] + ["+" + text for text in new[j1:j2]]
+            lines += ["-" + text for text in old[i1:i2]]
+            if not final_newline and i2 == len(old) and i2 > i1:
+                marks.append(len(lines) - 1)
+            lines += ["+" + text for text in new[j1:j2]]
+            if not final_newline and j2 == len(new) and j2 > j1:
+                marks.append(len(lines) - 1)
             spans.append((i1, i2, tuple(new[j1:j2])))
         first, last = group[0], group[-1]
         header = hunk_header(first[1] + 1, last[2] - first[1], first[3] + 1, last[4] - first[3])
-        hunks.append(Hunk(index, header, lines, spans=tuple(spans)))
+        hunks.append(Hunk(index, header, lines, spans=tuple(spans), no_newline=tuple(marks)))
     return hunks
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def _opcodes(old: list[str], new: list[str]) -> list[Opcode]:
+    """difflib's opcodes of ``old`` -> ``new``, with the lines both start and end with set aside first: an edit
+    changes a few lines of a file, and difflib's time grows with the lines it compares (much faster than
+    linearly when lines repeat, as blank lines do)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    middle = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
+    codes: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
+    codes += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle.get_opcodes()
+              if i1 != i2 or j1 != j2]
+    if tail:
+        codes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+    return codes
+
+
+def _grouped(codes: list[Opcode], context: int) -> list[list[Opcode]]:
+    """The changes with ``context`` equal lines around each, those closer than twice that in one group (as
+    ``difflib.SequenceMatcher.get_grouped_opcodes`` groups them)."""
+    if all(code[0] == "equal" for code in codes):
+        return []
+    codes = list(codes)
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = (tag, max(i1, i2 - context), i2, max(j1, j2 - context), j2)
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = (tag, i1, min(i2, i1 + context), j1, min(j2, j1 + context))
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        if tag == "equal" and i2 - i1 > 2 * context:
+            group.append((tag, i1, i1 + context, j1, j1 + context))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - context), max(j1, j2 - context)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
 
 
 def hunk_header(old_start: int, old_count: int, new_start: int, new_count: int, section: str = "") -> str:

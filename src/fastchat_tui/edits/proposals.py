@@ -158,6 +158,7 @@ def _starts_file(lines: list[str], index: int) -> bool:
 def normalize_diff(lines: list[str]) -> str:
     """The unified diff in ``lines``, cleaned so :mod:`unidiff` reads it as meant: prose around it dropped, each
     hunk's line counts recounted (models miscount them), a blank line inside a hunk read as a blank context line,
+    prose between the hunks of a file skipped,
     and a header without numbers (``@@ ... @@``) written ``@@ -0,N +0,M @@``: a hunk that says nothing of where it
     goes."""
     out: list[str] = []
@@ -194,6 +195,11 @@ def normalize_diff(lines: list[str]) -> str:
                 index += 1
             out.append(_recounted(header, body))
             out += body
+            ahead = index  # prose between two hunks of one file (a model explaining each) is skipped
+            while ahead < len(lines) and not lines[ahead].startswith("@@") and not _starts_file(lines, ahead):
+                ahead += 1
+            if ahead < len(lines) and lines[ahead].startswith("@@"):
+                index = ahead
     return "\n".join(out) + "\n" if out else ""
 
 
