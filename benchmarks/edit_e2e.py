@@ -12,7 +12,8 @@ clock (``perf_counter`` is CLOCK_MONOTONIC, shared with the server's process):
 * apply: with ``--yes``, from the diff's last byte to ``undo: fastchat undo`` on stderr (the change written
   atomically with its undo entry; target: at most 50 ms), and ``apply_plan`` alone, timed in this process on the
   same change;
-* CPU: the command's user + system CPU seconds for the whole run (``wait4``).
+* CPU: the command's user + system CPU seconds for the whole run (``wait4``); ``fastchat ask`` streaming the same
+  reply, for reference (start-up, session and stream cost the same in both).
 
 The file is the first 300 lines of this checkout's ``src/fastchat_tui/session.py``, and the edit renames a class.
 
@@ -78,11 +79,12 @@ def environment(folder: Path, url: str) -> dict[str, str]:
                   "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])}
 
 
-def one_run(repo: Path, env: dict[str, str], *, apply: bool) -> dict[str, float]:
-    """The command once: when it started, when the diff's last byte and the undo line came, and its CPU time."""
-    answer = "--yes" if apply else "--dry-run"
+def one_run(repo: Path, env: dict[str, str], *, apply: bool, ask: bool = False) -> dict[str, float]:
+    """The command once: when it started, when the diff's last byte and the undo line came, and its CPU time.
+    ``ask``: ``fastchat ask`` streaming the same reply instead, for reference."""
+    args = ["ask", INSTRUCTION] if ask else ["edit", "app.py", INSTRUCTION, "--yes" if apply else "--dry-run"]
     t_start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "fastchat_tui", "edit", "app.py", INSTRUCTION, answer], cwd=repo,
+    child = subprocess.Popen([sys.executable, "-m", "fastchat_tui", *args], cwd=repo,
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                              start_new_session=True)
     assert child.stdout is not None and child.stderr is not None
@@ -105,7 +107,7 @@ def one_run(repo: Path, env: dict[str, str], *, apply: bool) -> dict[str, float]
                     t_undo = now
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0 or not out.startswith(b"--- a/app.py"):
+    if child.returncode != 0 or not (ask or out.startswith(b"--- a/app.py")):
         raise SystemExit(f"fastchat edit failed ({child.returncode}):\n{err.decode(errors='replace')}")
     return {"t_start": t_start, "t_diff": t_diff, "t_undo": t_undo, "cpu_s": usage.ru_utime + usage.ru_stime}
 
@@ -161,6 +163,7 @@ def main() -> None:
             rows["after"].append((got["t_diff"] - record["t_last_sent"]) * 1000)
             rows["start"].append((got["t_diff"] - got["t_start"]) * 1000)
             rows["cpu"].append(got["cpu_s"] * 1000)
+        asked = [one_run(repo, env, apply=False, ask=True) for _ in range(args.runs)]
         alone = apply_alone(folder, text, reply, args.runs)
     load = " ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"fastchat edit: {args.lines}-line Python file, whole-file edit of {len(tokens):,} tokens at "
@@ -172,6 +175,8 @@ def main() -> None:
     print(f"  apply in the command, diff → undo line   {med(rows['apply'])}  (target ≤ 50 ms)")
     print(f"  apply_plan alone, with its undo entry    {med(alone)}")
     print(f"  CPU of the command (--dry-run), user+sys {med(rows['cpu'])}")
+    print(f"  CPU of fastchat ask, same reply (ref.)   {med([got['cpu_s'] * 1000 for got in asked])}")
+    print(f"  ask: command start → reply printed       {med([(got['t_diff'] - got['t_start']) * 1000 for got in asked])}")
 
 
 if __name__ == "__main__":

@@ -109,3 +109,24 @@ def test_a_reply_cut_at_the_token_limit_is_not_planned(tmp_path: Path, spawn_ser
     assert isinstance(failed, EditFailed) and failed.error is None
     assert "cut at the token limit" in failed.message and "nothing was changed" in failed.message
     assert len(server.stream_requests()) == 1  # an incomplete change is not sent back
+
+
+def test_a_file_changed_since_it_was_read_fails_at_once(tmp_path: Path, spawn_server):
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    server = spawn_server(OpenAIServer, default=reply(WHOLE))
+
+    async def main() -> list[Any]:
+        session = session_for(source("hosted", server.url))
+        files = read_files([str(tmp_path / "app.py")], tmp_path, 1 << 20)
+        (tmp_path / "app.py").write_text(APP + "# edited meanwhile\n", encoding="utf-8")
+        try:
+            async with aclosing(edit(Conversation(session), tmp_path, files, "add type hints")) as events:
+                return [event async for event in events]
+        finally:
+            await session.aclose()
+
+    failed = asyncio.run(main())[-1]
+    assert isinstance(failed, EditFailed) and failed.error is not None and failed.error.kind == "conflict"
+    assert "changed since it was read" in failed.message
+    assert len(server.stream_requests()) == 1  # no second reply can mend that: not sent back
+    assert (tmp_path / "app.py").read_text(encoding="utf-8") == APP + "# edited meanwhile\n"

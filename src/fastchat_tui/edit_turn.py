@@ -6,9 +6,9 @@ they see any attachment (a ``.env`` or a file holding a key keeps the edit on pr
 chosen by file size and model (:mod:`fastchat_tui.edit_prompt`); the reply is read with
 :func:`~fastchat_tui.edits.find_changes` and matched against the files with
 :func:`~fastchat_tui.edits.plan_changes`, the text each file had when it was read being its base (a file that
-changes meanwhile is a conflict, not a silent overwrite). A change that cannot be planned is sent back once: the
+changes meanwhile is a conflict, not a silent overwrite). A change the reply got wrong is sent back once: the
 :class:`~fastchat_tui.edits.EditError` message goes to the model as a follow-up turn, and its second reply is
-planned the same way; then the turn fails.
+planned the same way; then the turn fails (at once for an error no reply can mend: :data:`THE_MODELS_KINDS`).
 
 :func:`edit` yields the conversation's events as they come (front ends render them as for any reply, and answer
 its questions), and its own: :class:`EditStarted`, :class:`EditRetrying`, then :class:`EditPlanned` or
@@ -34,6 +34,9 @@ from fastchat_tui.turn import SendOptions, Turn
 
 RETRIES = 1
 """How many times a reply whose change cannot be planned is sent back with the error, before the turn fails."""
+THE_MODELS_KINDS = ("no_match", "ambiguous", "outside")
+"""The planning errors a reply makes (lines that match nowhere or twice, a path out of the project): sent back. The
+others (a file that changed meanwhile, a binary or huge file, a read that failed) no second reply can mend."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +169,9 @@ async def edit(conversation: Conversation, root: Path, files: Sequence[EditFile]
         try:
             plan = plan_reply(turn.text, root, bases, may_change_nothing=may_change_nothing)
         except EditError as error:
+            if error.kind not in THE_MODELS_KINDS:
+                yield EditFailed(f"the change cannot be applied: {error.message}", attempt, turn, error)
+                return
             if attempt > RETRIES:
                 yield EditFailed(f"the change could not be applied after {attempt} replies: {error.message}", attempt,
                                  turn, error)
