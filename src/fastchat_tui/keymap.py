@@ -69,7 +69,7 @@ ACTIONS: tuple[KeyAction, ...] = (
             "header line shows the reason, cut to the width)"),
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),
-    _action("app.pull_model", "ctrl+o", "pull (download) the Ollama model the last reply lacked, in the background; "
+    _action("app.pull_model", "ctrl+f", "pull (download) the Ollama model the last reply lacked, in the background; "
             "again: cancel the pull"),
     _action("app.command_palette", "ctrl+p", "open the command palette (switch source, templates, themes...)"),
     _action("app.quit", "ctrl+q", "quit"),
@@ -91,7 +91,7 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("picker.up", "up", "highlight the row before"),
     _action("picker.page_down", "pagedown", "move the highlight ten rows down"),
     _action("picker.page_up", "pageup", "move the highlight ten rows up"),
-    _action("picker.pull", "ctrl+o", "pull (download) the highlighted Ollama model that is not installed"),
+    _action("picker.pull", "ctrl+f", "pull (download) the highlighted Ollama model that is not installed"),
     _action("picker.close", "escape", "close the picker, choosing nothing"),
     _action("first_run.pick_source", "f2", "first-run help: pick a source anyway"),
     _action("first_run.close", "escape", "close the first-run help"),
