@@ -212,3 +212,21 @@ def test_nothing_listening_is_ollama_not_running(dead_url):
 
     error = asyncio.run(ask())
     assert isinstance(error, NotRunning) and "ollama serve" in error.message
+
+
+def test_show_is_asked_again_for_a_model_pulled_anew(spawn_server):
+    """What show said is kept per digest: a model whose digest changed (pulled again) is asked again."""
+    server = spawn_server(OllamaAdminServer, models=[SMALL])
+
+    async def ask() -> None:
+        admin = OllamaAdmin(spec(server.url))
+        try:
+            await admin.show(SMALL.name, "sha256:aaaa")
+            await admin.show(SMALL.name, "sha256:aaaa")
+            assert admin.cached(SMALL.name) is not None and admin.cached(SMALL.name, "sha256:bbbb") is None
+            await admin.show(SMALL.name, "sha256:bbbb")
+        finally:
+            await admin.aclose()
+
+    asyncio.run(ask())
+    assert [r.path for r in server.requests] == ["/api/show", "/api/show"]

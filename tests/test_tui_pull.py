@@ -48,9 +48,8 @@ async def test_a_reply_without_its_model_offers_the_pull_which_runs_while_the_ch
         assert app.pull_bar.text.startswith("⇣ local/qwen3:0.6b  [") and app.pull_bar.text.endswith("Ctrl+O cancels")
         await pilot.press(*"again")  # the prompt takes keys while the pull goes on
         assert app.prompt_input.text == "again" and app._pull is not None
-        await until(pilot, lambda: app._pull is None)
-        assert not app.pull_bar.text and QWEN.name in server.cards
-        assert any(note.startswith("local: qwen3:0.6b is installed") for note in notes(app)), notes(app)
+        await until(pilot, lambda: any(note.startswith("local: qwen3:0.6b is installed") for note in notes(app)))
+        assert app._pull is None and not app.pull_bar.text and QWEN.name in server.cards
         assert app.catalog.cached("local") is None  # forgotten: the next list is asked again
         await pilot.press("enter")
         await until(pilot, lambda: app.conversation.last_turn is not turn and app.conversation.last_turn is not None
@@ -68,9 +67,9 @@ async def test_the_pull_key_again_cancels_the_pull(tmp_path, spawn_server):
         app.start_pull("local", QWEN.name)
         await until(pilot, lambda: "% pulling " in app.pull_bar.text)
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: app._pull is None)
-        assert not app.pull_bar.text
-        assert any("the pull of qwen3:0.6b was cancelled; Ollama keeps what it downloaded" in n for n in notes(app))
+        await until(pilot, lambda: any("the pull of qwen3:0.6b was cancelled; Ollama keeps what it downloaded" in n
+                                       for n in notes(app)))
+        assert app._pull is None and not app.pull_bar.text
     assert QWEN.name not in server.cards
     pull = next(r for r in server.requests if r.path == "/api/pull")
     pull.wait()
@@ -87,7 +86,8 @@ async def test_the_picker_pulls_a_configured_model_that_is_not_installed(tmp_pat
         picker = app.screen
         assert isinstance(picker, SourcePicker)
         await pilot.press("ctrl+o")  # on the source's row: nothing to pull there
-        assert isinstance(app.screen, SourcePicker) and any("Only a configured Ollama model" in n for n in notes(app))
+        await until(pilot, lambda: any("Only a configured Ollama model" in n for n in notes(app)))
+        assert isinstance(app.screen, SourcePicker)
         for _ in range(3):  # the ! row is below the source's
             if picker.highlighted != f"local/{QWEN.name}":
                 await pilot.press("down")

@@ -261,7 +261,8 @@ class OllamaAdmin:
         self.spec, self.name, self.key = spec, spec.name, key
         self.base_url = spec.base_url.rstrip("/")
         self._client: Any = None
-        self._shown: dict[tuple[str, str | None], Shown] = {}
+        self._shown: dict[str, tuple[str | None, Shown]] = {}
+        """What ``show`` said of each model, with the digest it was said at (``None``: not known)."""
 
     async def ready(self) -> None:
         """Import the ``ollama`` package, once per process, in a thread: it takes 0.3 s here (pydantic), seconds on
@@ -326,17 +327,21 @@ class OllamaAdmin:
             raise failure(self.name, self.base_url, exc, what="the list of loaded models") from None
 
     def cached(self, model: str, digest: str | None = None) -> Shown | None:
-        """What :meth:`show` last said of ``model`` (at ``digest``), without asking."""
-        return self._shown.get((model, digest)) or (self._shown.get((model, None)) if digest is None else None)
+        """What :meth:`show` last said of ``model``, without asking: at ``digest`` if given (a model pulled again,
+        by fastchat or by ``ollama pull``, has another digest), else whatever digest it had."""
+        kept = self._shown.get(model)
+        return kept[1] if kept is not None and (digest is None or kept[0] == digest) else None
 
     def forget(self, model: str | None = None) -> None:
         """Drop what ``show`` said of ``model`` (every model: ``None``), after a pull changed it."""
-        self._shown = {} if model is None else {k: v for k, v in self._shown.items()
-                                                 if k[0] not in (model, model + ":latest")}
+        if model is None:
+            self._shown.clear()
+        for name in (model, f"{model}:latest") if model else ():
+            self._shown.pop(name, None)
 
     async def show(self, model: str, digest: str | None = None) -> Shown:
-        """What Ollama says of ``model``, kept per model and ``digest`` (a model changes only with its digest).
-        Raises :class:`SourceError` (``not_found`` for a model that is not installed)."""
+        """What Ollama says of ``model``, kept per model and ``digest`` (``/api/tags`` gives it; a model changes only
+        with its digest). Raises :class:`SourceError` (``not_found`` for a model that is not installed)."""
         if (kept := self.cached(model, digest)) is not None:
             return kept
         await self.ready()
@@ -357,7 +362,7 @@ class OllamaAdmin:
             text_or_none(details.family) if details else None,
             text_or_none(details.quantization_level) if details else None,
         )
-        self._shown[(model, digest)] = shown
+        self._shown[model] = (digest, shown)
         return shown
 
 

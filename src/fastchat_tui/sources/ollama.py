@@ -140,6 +140,8 @@ class OllamaSource:
         self._client: Any = None
         self._httpx: Any = None
         self._admin: OllamaAdmin | None = None
+        self._digests: dict[str, str] = {}
+        """Each installed model's digest, as ``/api/tags`` last said: what ``show`` said is kept per digest."""
 
     @property
     def admin(self) -> OllamaAdmin:
@@ -476,8 +478,12 @@ class OllamaSource:
         limit = min(self.config.timeout_s, PROBE_TIMEOUT) if timeout is None else timeout
         data = await self._get_json("GET", "/api/tags", None, limit, MODEL_LIST_CAP, "a model list", self.model)
         try:
-            listed = _loads(data)["models"]
-            return [_tagged(entry) for entry in listed if isinstance(entry, dict) and (entry.get("model") or entry.get("name"))]
+            listed = [entry for entry in _loads(data)["models"]
+                      if isinstance(entry, dict) and (entry.get("model") or entry.get("name"))]
+            models = [_tagged(entry) for entry in listed]
+            self._digests = {model.id: digest for model, entry in zip(models, listed)
+                             if (digest := text_or_none(entry.get("digest"), 100))}
+            return models
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise SourceError(ErrorKind.PROTOCOL, f"{self.name}: {self.base_url}/api/tags is not a model list "
                               f"({_reason(exc)})", source=self.name) from None
@@ -485,7 +491,7 @@ class OllamaSource:
     async def _show(self, model: ModelInfo) -> ModelInfo | None:
         """``model`` with what ``show`` adds (context window, capabilities); ``None`` if it said nothing."""
         try:
-            shown = await self.admin.show(model.id)
+            shown = await self.admin.show(model.id, self._digests.get(model.id))
         except SourceError:
             return None
         return replace(model, context_tokens=shown.context_tokens, capabilities=shown.capabilities,
