@@ -328,3 +328,27 @@ def test_ask_runs_read_only_tools_shows_each_call_on_stderr_and_gives_the_rounds
     openai_server.reset()
     done = fastchat(env, "ask", "--no-tools", "hi", cwd=root)
     assert done.returncode == 0 and "tools" not in openai_server.last.json
+
+
+# -- history -----------------------------------------------------------------------------------------------
+
+
+async def test_history_keeps_every_round_with_its_figures_and_calls(
+        openai_server: OpenAIServer, tmp_path: Path, store: Any) -> None:
+    openai_server.push(
+        Script(tokens=["Checking."], finish_reason="tool_calls", tool_calls=[("list_files", {"path": "src"})]),
+        Script(tokens=["One module."]))
+    spec = source("hosted", openai_server.url)
+    session = session_for(spec, config=config(spec), store=store)
+    await run(Conversation(session, tools=toolbox(project(tmp_path))), "what is in src?")
+    await session.aclose()
+    chat_id = session.recorder.chat_id
+    messages = store.messages(chat_id, alternatives=True)
+    replies = [m.reply for m in messages if m.reply is not None]
+    assert [m.role for m in messages] == ["user", "assistant", "assistant"]  # both rounds under the one prompt
+    assert [(r.tool_round, r.alternative, r.status) for r in replies] == [(1, True, "complete"), (2, False, "complete")]
+    assert json.loads(replies[0].tool_calls) == [{"id": "call_0_0", "name": "list_files", "arguments": '{"path": "src"}'}]
+    assert replies[1].tool_calls is None
+    assert all(r.ttft_s is not None and r.total_s is not None and r.output_tokens for r in replies)
+    assert store.context(chat_id) == [{"role": "user", "content": "what is in src?"},
+                                      {"role": "assistant", "content": "One module."}]
