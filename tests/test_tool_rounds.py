@@ -352,3 +352,33 @@ async def test_history_keeps_every_round_with_its_figures_and_calls(
     assert all(r.ttft_s is not None and r.total_s is not None and r.output_tokens for r in replies)
     assert store.context(chat_id) == [{"role": "user", "content": "what is in src?"},
                                       {"role": "assistant", "content": "One module."}]
+
+
+# -- routing -----------------------------------------------------------------------------------------------
+
+
+async def test_a_turn_asked_to_run_tools_routes_as_an_agent_task(
+        openai_server: OpenAIServer, ollama_server: OllamaServer, tmp_path: Path) -> None:
+    fast = source("fast", openai_server.url, "hosted", "fast")
+    local = SourceConfig("local", "ollama", ollama_server.url, "test-model:latest", tags=["local"], timeout_s=5)
+    session = session_for(fast, local, config=config(local, fast), routed=True)
+    session.selected = "auto"
+    conversation = Conversation(session, tools=toolbox(project(tmp_path)))
+    turns = finished(await run(conversation, "hi", SendOptions(tools=True)))
+    assert [(t.source, t.route.task) for t in turns] == [("fast", "agent")]
+    assert "tools" in openai_server.last.json
+    turns = finished(await run(conversation, f"is {SECRET} still valid?", SendOptions(tools=True)))
+    assert [(t.source, t.route.task) for t in turns] == [("local", "sensitive")]
+    await session.aclose()
+    assert len(openai_server.stream_requests()) == 1
+
+
+def test_route_explains_the_agent_routing(tmp_path: Path) -> None:
+    from tests.helpers import child_env, fastchat, write_config
+
+    path = write_config(tmp_path, {
+        "fast": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "tags": ["hosted", "fast"]},
+        "local": {"kind": "ollama", "base_url": "http://127.0.0.1:9", "model": "x", "tags": ["local"]}})
+    done = fastchat(child_env(path, data=tmp_path / "data"), "route", "--tools", "--json", "fix the failing test")
+    out = json.loads(done.stdout)
+    assert (out["task"], out["source"]) == ("agent", "fast") and out["reason"].startswith("agent: agent requested")
