@@ -237,7 +237,9 @@ class Conversation:
     def _with_tools(self, options: SendOptions) -> SendOptions:
         """``options`` offering the toolbox, when the request takes tools (``options.tools``, else ``[tools]
         enabled``): the first of up to ``max_rounds`` rounds, none remembered on its own: the conversation keeps
-        the last (:meth:`_turns`), and history files the later ones beside the first (:meth:`_next_round`)."""
+        the last (:meth:`_turns`), and history files the later ones beside the first (:meth:`_next_round`). Tools
+        asked for by name (``--tools``) make the turn an ``agent`` task, routed to the fast source (a sensitive
+        prompt still goes local only); tools offered by default leave the prompt's own kind to decide."""
         settings = self.session.config.tools
         if options.offered or not (settings.enabled if options.tools is None else options.tools):
             return options
@@ -245,7 +247,9 @@ class Conversation:
             from fastchat_tui.tools import toolbox
 
             self.tools = toolbox(settings, changes=self.changes)
-        return replace(options, offered=self.tools.specs(), rounds_left=settings.max_rounds - 1, remember=False, round=1)
+        task = options.task or ("agent" if options.tools else None)  # asked for by name: an agent task's route
+        return replace(options, offered=self.tools.specs(), rounds_left=settings.max_rounds - 1, remember=False, round=1,
+                       task=task)
 
     def send(self, prompt: str, options: SendOptions | None = None) -> AsyncGenerator[ConversationEvent, None]:
         """Send ``prompt`` (assembled already: :meth:`assemble`) with the chat's choices (:meth:`choice`); while

@@ -105,9 +105,9 @@ def bound(text: str, limit: int) -> tuple[str, int, bool]:
     data = text.encode("utf-8", "replace")
     if len(data) <= limit:
         return text, len(data), False
-    mark = CUT_MARK.format(more=len(data) - limit)
-    kept = data[:max(limit - len(mark.encode()), 0)].decode("utf-8", "ignore")
-    return kept + mark, len(data), True
+    room = max(limit - len(CUT_MARK.format(more=len(data)).encode()), 0)  # the mark with the most digits it can have
+    kept = data[:room].decode("utf-8", "ignore")
+    return kept + CUT_MARK.format(more=len(data) - len(kept.encode())), len(data), True
 
 
 @dataclass

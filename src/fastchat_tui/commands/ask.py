@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from fastchat_tui.config import Config
     from fastchat_tui.race import Contender, Race
     from fastchat_tui.session import Session
+    from fastchat_tui.tool_rounds import RoundsEnded
     from fastchat_tui.turn import SendOptions, Turn
 
 FLUSH_EVERY_S = 0.03
@@ -77,7 +78,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          help="send the prompt to these sources at once, wait for every reply, and print each under "
                               "its source, then a ranking")
     add_reasoning_option(parser)
+    add_tools_option(parser)
     parser.set_defaults(run=run)
+
+
+def add_tools_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tools", action=argparse.BooleanOptionalAction, default=None,
+                        help="let the model run the read-only tools (read_file, list_files, grep) in the working "
+                             "directory, round after round; each call is shown on stderr (default: [tools] enabled, "
+                             "which is on)")
 
 
 def column_list(text: str) -> list[str]:
@@ -184,10 +193,12 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
     waiting = _Waiting(StatusLine(sys.stderr))
     answering = False
     seen: list[Turn] = []
+    rounds: list[RoundsEnded] = []
 
     async def main() -> None:
         nonlocal answering
         from fastchat_tui.conversation import Conversation, Notice, Question
+        from fastchat_tui.tool_rounds import RoundsEnded, ToolFinished, call_line, rounds_line
 
         try:
             async with aclosing(Conversation(session).send(prompt, options)) as events:
@@ -219,6 +230,15 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
                     elif isinstance(event, Notice):
                         with waiting.aside():
                             note(event.text)
+                    elif isinstance(event, ToolFinished):  # one line per call, between the rounds' replies
+                        answering = False
+                        writer.end_line()
+                        with waiting.aside():
+                            note(call_line(event.result))
+                    elif isinstance(event, RoundsEnded):
+                        rounds[:] = [event]
+                        with waiting.aside():
+                            note(rounds_line(event))
         finally:
             waiting.done(0)
             thinking.write(thought.end())
@@ -229,7 +249,8 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
-    return report(seen[-1] if seen else None, as_json, writer, session.recorder.chat_id if session.recorder else None)
+    return report(seen[-1] if seen else None, as_json, writer, session.recorder.chat_id if session.recorder else None,
+                  rounds[-1] if rounds else None)
 
 
 def race_replies(session: Session, prompt: str, columns: Sequence[Contender], options: SendOptions, *,
@@ -360,9 +381,10 @@ def _compare_text(turns: Sequence[Turn], kept: int | None, the_race: Race) -> st
     return "".join(parts)
 
 
-def report(turn: Turn | None, as_json: bool, writer: _Writer, chat_id: int | None = None) -> int:
-    """Print the end of a reply (newline, meter line or JSON, with the ``chat_id`` it was saved in) and return the
-    exit code."""
+def report(turn: Turn | None, as_json: bool, writer: _Writer, chat_id: int | None = None,
+           rounds: RoundsEnded | None = None) -> int:
+    """Print the end of a reply (newline, meter line or JSON, with the ``chat_id`` it was saved in, and the
+    ``rounds`` of a turn that ran tools) and return the exit code."""
     if turn is None:
         if as_json:
             print(json.dumps({"status": "cancelled", "error": None, "text": "", "reasoning": "", "chat_id": chat_id}))
@@ -372,7 +394,8 @@ def report(turn: Turn | None, as_json: bool, writer: _Writer, chat_id: int | Non
     from fastchat_tui.keys import redact  # what a server echoes back (a key's prefix, a URL password) stays here
 
     if as_json:
-        print(redact(json.dumps(turn_json(turn) | {"chat_id": chat_id}, ensure_ascii=False)))
+        extra = rounds_json(rounds) if rounds is not None else {}
+        print(redact(json.dumps(turn_json(turn) | {"chat_id": chat_id} | extra, ensure_ascii=False)))
     else:
         writer.end_line()
         report_end(turn)
@@ -399,6 +422,28 @@ def exit_code(turn: Turn) -> int:
     if turn.status == "complete" or (turn.status == "truncated" and turn.answered):
         return 0
     return 130 if turn.status == "cancelled" else 1
+
+
+def rounds_json(ended: RoundsEnded) -> dict[str, object]:
+    """``--json``'s figures of a turn that ran tools: every round's meter and calls, and the wall clock split."""
+    rounds = ended.rounds
+
+    def seconds(value: float | None) -> float | None:
+        return None if value is None else round(value, 4)
+
+    return {
+        "rounds": [{**{key: value for key, value in turn_json(item.turn).items() if key not in ("text", "reasoning")},
+                    "round": number, "text": item.turn.text,
+                    "tool_calls": [{"id": r.call.id, "name": r.call.name, "arguments": r.call.arguments,
+                                    "result_bytes": r.size, "cut": r.cut, "seconds": seconds(r.seconds),
+                                    "error": r.error} for r in item.results]}
+                   for number, item in enumerate(rounds.rounds, 1)],
+        "round_count": len(rounds.rounds),
+        "model_s": seconds(rounds.model_s),
+        "tool_s": seconds(rounds.tool_s),
+        "turn_total_s": seconds(rounds.total_s),
+        "round_limit_hit": ended.limit_hit,
+    }
 
 
 def turn_json(turn: Turn) -> dict[str, object]:

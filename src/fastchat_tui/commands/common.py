@@ -168,9 +168,9 @@ def template(config: Config, name: str | None) -> Template | None:
 
 
 def send_options(args: argparse.Namespace, config: Config) -> SendOptions:
-    """How ``ask`` and ``review`` send: ``-s``, ``-m`` (a model names its source), ``--max-tokens``,
-    ``--system``, ``--temperature``, ``--allow-sensitive``. A ``-t`` template adds its system prompt when there
-    is no ``--system`` (:func:`fastchat_tui.conversation.apply_template`)."""
+    """How ``ask`` and ``review`` send: ``-s``, ``-m`` (a model names its source), ``--max-tokens``, ``--system``,
+    ``--temperature``, ``--allow-sensitive``, ``--tools``/``--no-tools``. A ``-t`` template adds its system prompt
+    when there is no ``--system`` (:func:`fastchat_tui.conversation.apply_template`)."""
     from fastchat_tui.turn import SendOptions
 
     source, model = args.source, None
@@ -179,7 +179,7 @@ def send_options(args: argparse.Namespace, config: Config) -> SendOptions:
         source, model = choice.source, choice.model
     system = text_argument(args.system, "the --system text") if args.system is not None else None
     return SendOptions(source=source, model=model, max_tokens=args.max_tokens, allow_sensitive=args.allow_sensitive,
-                       system=system, temperature=args.temperature)
+                       system=system, temperature=args.temperature, tools=getattr(args, "tools", None))
 
 
 def model_spec(config: Config, spec: str, sources: Sequence[str] = ()) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from fastchat_tui.commands.ask import add_reasoning_option, shows_reasoning, stream_reply
+from fastchat_tui.commands.ask import add_reasoning_option, add_tools_option, shows_reasoning, stream_reply
 from fastchat_tui.commands.common import (
     INPUT_ERROR,
     CommandError,
@@ -71,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="send this prompt even if it looks sensitive and the source is not private; this also "
                              "releases the chat from an earlier turn that looked sensitive")
     add_reasoning_option(parser)
+    add_tools_option(parser)
     parser.set_defaults(run=run)
 
 

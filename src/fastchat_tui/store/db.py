@@ -47,7 +47,7 @@ from fastchat_tui.store.connection import connect, damage_error
 from fastchat_tui.store.repair import TABLES, Salvage, damaged, salvage
 
 DB_NAME = "history.db"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_S = 10.0
 STALE_STREAM_S = 6 * 3600
 INTERRUPTED = "interrupted"
@@ -200,6 +200,13 @@ MIGRATIONS: list[str] = [
     # see Session.held): '' for a chat that nothing holds, NULL for one saved before (its turns are scanned).
     """
     ALTER TABLE chats ADD COLUMN held TEXT;
+    """,
+    # 8 (tools): a turn with tools takes one reply per round, all filed under its prompt (the last one kept), each
+    # with its own figures; tool_round is the reply's round (NULL: no tools were offered), tool_calls the tools it
+    # asked for, as JSON: [{"id", "name", "arguments"}] (NULL: none).
+    """
+    ALTER TABLE replies ADD COLUMN tool_round INTEGER;
+    ALTER TABLE replies ADD COLUMN tool_calls TEXT;
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

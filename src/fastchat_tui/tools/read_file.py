@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -41,14 +42,19 @@ class ReadFile:
             try:
                 with open(path, "rb") as f:
                     # a range may start past the limit: read a bounded window more than what is shown
-                    data = f.read(limit * 4 + 1 if start is None else 64 * limit)
+                    data = f.read(limit if start is None and end is None else 64 * limit)
+                    total = os.fstat(f.fileno()).st_size
             except OSError as exc:
                 raise ToolError(f"{name} cannot be read ({exc.strerror or exc})") from None
             if looks_binary(data):
                 raise ToolError(f"{name} is a binary file")
-            text = data.decode("utf-8", "replace")
             if start is None and end is None:
-                return text
+                if total <= len(data):
+                    return data.decode("utf-8", "replace")
+                kept = data[:max(limit - 200, 0)].decode("utf-8", "ignore")
+                more = total - len(kept.encode())
+                return kept + f"\n… [cut: {name} has {total:,} bytes, {more:,} more not shown; give start_line and end_line]"
+            text = data.decode("utf-8", "replace")
             lines = text.splitlines(keepends=True)
             first = (start or 1) - 1
             return "".join(lines[first:end]) or f"(no lines {start or 1}-{end or len(lines)}: {name} has {len(lines)})"
