@@ -382,3 +382,19 @@ def test_route_explains_the_agent_routing(tmp_path: Path) -> None:
     done = fastchat(child_env(path, data=tmp_path / "data"), "route", "--tools", "--json", "fix the failing test")
     out = json.loads(done.stdout)
     assert (out["task"], out["source"]) == ("agent", "fast") and out["reason"].startswith("agent: agent requested")
+
+
+async def test_a_model_that_takes_no_tools_is_asked_again_without_them(
+        ollama_server: OllamaServer, tmp_path: Path) -> None:
+    from fastchat_tui.conversation import Notice
+
+    ollama_server.push(Script(status=400, error_body={"error": "registry.ollama.ai/library/gemma:2b does not support tools"}),
+                       Script(tokens=["Hello."]))
+    spec = SourceConfig("local", "ollama", ollama_server.url, "test-model:latest", tags=["local"], timeout_s=5)
+    session = session_for(spec, config=config(spec), key=None)
+    events = await run(Conversation(session, tools=toolbox(project(tmp_path))), "hi")
+    await session.aclose()
+    first, second = ollama_server.stream_requests()
+    assert "tools" in first.json and "tools" not in second.json
+    assert Notice("local: test-model:latest takes no tools; sent without them") in events
+    assert finished(events)[-1].text == "Hello." and session.messages[-1] == {"role": "assistant", "content": "Hello."}

@@ -431,7 +431,7 @@ class Session:
                 self._retried(retried, turn, before)
 
     def _retried(self, retried: Turn, turn: Turn | None, before: Turn | None) -> None:
-        if turn is not None and turn.options.remember and turn.answered:
+        if turn is not None and turn.options.remember and turn.answered and not runs_tools(turn):
             self.keep(turn)
         elif before is not None:
             self.keep(before)
@@ -534,7 +534,7 @@ class Session:
                             yield earlier
                     elif index != winner:
                         continue  # a loser's end: recorded by its own stream
-                    if type(event) is Finished and options.remember and shown.answered:
+                    if type(event) is Finished and options.remember and shown.answered and not runs_tools(shown):
                         self.keep(shown)
                     yield event
             if shown is None and last is not None:  # every copy failed before any output
@@ -715,7 +715,7 @@ class Session:
                 meter.input_tokens = context.messages_tokens(self._sent(turn.source or "", turn.options, messages))
         if self.recorder:
             self.recorder.end(turn)
-        if turn.options.remember and turn.options.group is None and turn.answered:
+        if turn.options.remember and turn.options.group is None and turn.answered and not runs_tools(turn):
             self.keep(turn)
 
     async def _attempts(self, turn: Turn, messages: Sequence[Message],
@@ -889,6 +889,12 @@ class Session:
             await source.aclose()
         self._sources.clear()
         self._stand_ins.clear()
+
+
+def runs_tools(turn: Turn) -> bool:
+    """``turn`` ended asking for tools that its turn runs next (:mod:`fastchat_tui.conversation`): it is not the
+    turn's answer, so it is not kept; the reply that ends the turn is."""
+    return bool(turn.tool_calls) and (turn.options.rounds_left or 0) > 0 and turn.status in ENDED_NORMALLY
 
 
 def _refuses_tools(error: SourceError) -> bool:
