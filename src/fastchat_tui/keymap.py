@@ -43,6 +43,7 @@ SCOPES: dict[str, str] = {
     "key_prompt": "the key prompt",
     "confirm": "the sensitive-prompt dialog",
     "bench": "the bench screen",
+    "attach": "the Attach file screen",
 }
 """Where bindings are active together, as the conflict check names them."""
 
@@ -52,7 +53,8 @@ def _action(id: str, keys: str, doc: str, *scopes: str) -> KeyAction:
 
 
 _DEFAULT_SCOPE = {"app": "chat", "prompt": "chat", "compare": "compare", "chats": "chats", "picker": "picker",
-                  "first_run": "first_run", "key_prompt": "key_prompt", "confirm": "confirm", "bench": "bench"}
+                  "first_run": "first_run", "key_prompt": "key_prompt", "confirm": "confirm", "bench": "bench",
+                  "attach": "attach"}
 
 ACTIONS: tuple[KeyAction, ...] = (
     _action("app.cycle_source", "f2", "switch to the next source, with its configured model"),
@@ -73,6 +75,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.quit", "ctrl+q", "quit"),
     _action("prompt.submit", "enter", "send the prompt"),
     _action("prompt.newline", "ctrl+j,shift+enter,alt+enter", "start a new line in the prompt"),
+    _action("app.drop_file", "f12", "drop the last file attached to the next prompt (the palette's Attach file…, "
+            "else the last @path word of the prompt)"),
     *(_action(f"compare.keep_{n}", str(n), f"keep column {n}'s reply for the conversation") for n in range(1, 5)),
     _action("compare.cancel_column", "x", "cancel the focused column"),
     _action("compare.cancel_all", "escape", "cancel every column"),
@@ -96,6 +100,7 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("confirm.cancel", "escape", "do not send the sensitive prompt"),
     _action("bench.rerun", "r", "bench screen: run the bench again"),
     _action("bench.close", "escape", "bench screen: stop the bench, or close the screen"),
+    _action("attach.close", "escape", "close the Attach file screen, attaching nothing"),
 )
 """Every key action, in the order the README lists them."""
 
