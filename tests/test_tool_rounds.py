@@ -398,3 +398,34 @@ async def test_a_model_that_takes_no_tools_is_asked_again_without_them(
     assert "tools" in first.json and "tools" not in second.json
     assert Notice("local: test-model:latest takes no tools; sent without them") in events
     assert finished(events)[-1].text == "Hello." and session.messages[-1] == {"role": "assistant", "content": "Hello."}
+
+
+# -- the chat ----------------------------------------------------------------------------------------------
+
+
+async def test_the_transcript_shows_each_call_folded_and_ctrl_o_shows_the_results(
+        openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastchat_tui.ui.app import FastchatApp
+    from tests.helpers import until
+    from tests.test_app import SIZE
+    from tests.test_tui_reasoning import shown
+
+    monkeypatch.chdir(project(tmp_path))
+    openai_server.push(
+        Script(tokens=[], finish_reason="tool_calls", tool_calls=[("read_file", {"path": "src/app.py"})]),
+        Script(tokens=["It returns 42."], ttft_s=0.3))
+    spec = SourceConfig("hosted", "openai", openai_server.url, "m", tags=["hosted"], timeout_s=10)
+    app = FastchatApp(Config(sources={"hosted": spec}, default_source="hosted"), probe_on_start=False,
+                      session=session_for(spec, config=config(spec)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"what does main return?", "enter")
+        await until(pilot, lambda: "round 2" in app.status.text)  # the second request is on its way
+        await until(pilot, lambda: app.last_rounds is not None and not app.chat.pending)
+        await pilot.pause()
+        text = shown(app)
+        assert '⚙ read_file {"path": "src/app.py"} · 26 B ·' in text and "It returns 42." in text
+        assert "2 rounds · model" in text and "return 42" not in text.replace("returns 42", "")  # folded
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.pause()
+        assert "round 1 · ⚙ read_file" in shown(app) and "def main(): return 42" in shown(app)

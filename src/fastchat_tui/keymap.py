@@ -69,6 +69,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.toggle_thinking", "ctrl+t", "show or hide the thinking of the last reply"),
     _action("app.route_reason", "ctrl+l", "auto mode: say in full where the last prompt went and why (its reply's "
             "header line shows the reason, cut to the width)"),
+    _action("app.tool_results", "ctrl+o", "show in full the results of the last turn's tool calls (each shows "
+            "folded, one line)"),
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),
     _action("app.command_palette", "ctrl+p", "open the command palette (switch source, templates, themes...)"),
