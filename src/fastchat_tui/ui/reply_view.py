@@ -84,8 +84,8 @@ class ReplyView:
             self.show_selection(route=self.route_line(self.turn))
         elif isinstance(event, Attempt):
             self.turn, self.stage = event.turn, None
-            rounds = event.turn.options.rounds_left is not None
-            waiting = f"round {event.turn.options.round} · waiting for first token…" if rounds else "waiting for first token…"
+            number = event.turn.options.round
+            waiting = f"round {number} · waiting for first token…" if number > 1 else "waiting for first token…"
             self.show_selection(route=self.route_line(event.turn), meter=waiting)
             self.bindings()  # nothing to retry while it streams
         elif isinstance(event, Fallback):
