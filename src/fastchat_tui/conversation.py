@@ -14,6 +14,13 @@ source's :class:`~fastchat_tui.sources.base.SourceNote` is shown as one),
 question holds its stream until it is answered (``answer``/``decline``), then the stream goes on: with the
 request sent again when the user gave a key or confirmed, else it ends. A front end that cannot ask (``ask``,
 ``review``) declines at once, and the reply's error says what to do.
+
+A prompt sent with tools (:mod:`fastchat_tui.tool_rounds`; ``[tools] enabled``) takes rounds: each reply that asks
+for tools is followed by its tools' :class:`~fastchat_tui.tool_rounds.ToolStarted` and
+:class:`~fastchat_tui.tool_rounds.ToolFinished`, then the next request with their results, until a reply asks for
+none or ``max_rounds`` is reached; :class:`~fastchat_tui.tool_rounds.RoundsEnded` closes such a turn. Each round is
+a request of its own (its own route check, meter and history row), and its results pass the data boundary as
+earlier messages do.
 """
 
 from __future__ import annotations
