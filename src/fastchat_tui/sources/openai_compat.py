@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastchat_tui.keys import redact
 from fastchat_tui.presets import PRESETS
-from fastchat_tui.sources._tools import BadToolCall, ToolCallParts
+from fastchat_tui.sources._tools import BadToolCall, ToolCallParts, openai_messages
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
     MAX_DEPTH,
@@ -212,7 +212,7 @@ class OpenAISource:
         openai = self._openai
         kwargs: dict[str, Any] = {
             "model": model,
-            "messages": messages,
+            "messages": openai_messages(messages),
             "stream": True,
             "stream_options": {"include_usage": True},
             "extra_headers": self._headers,
