@@ -218,13 +218,16 @@ class OpenAISource:
             "extra_headers": self._headers,
         }
         if tools:
-            kwargs["tools"] = [tool.wire() for tool in tools]
+            # The SDK transforms its typed parameters field by field (5 to 30 ms for the tools and a tool round's
+            # calls and results, on a loaded machine); the body's own JSON, given as extra_body, goes as it is.
+            kwargs["messages"] = []
+            kwargs["extra_body"] = {"messages": list(openai_messages(messages)), "tools": [tool.wire() for tool in tools]}
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
         if temperature is not None:
             kwargs["temperature"] = temperature
         if self._extra_body:
-            kwargs["extra_body"] = self._extra_body
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **self._extra_body}
         effort = self.config.think if think is None else think
         # only an effort level has one meaning across providers; on/off has none in this protocol
         if isinstance(effort, str) and self._takes_effort:
