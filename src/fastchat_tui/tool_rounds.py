@@ -147,8 +147,8 @@ class Toolbox:
             return await tool.run(arguments, limit)
 
     async def round(self, calls: Sequence[ToolCall], number: int) -> AsyncGenerator[ToolStarted | ToolFinished, None]:
-        """Run ``calls`` at once, yielding each start, then each result as it is ready (in the calls' order at the
-        end: :func:`exchange` takes the results in that order). Closing the generator cancels what still runs."""
+        """Run ``calls`` at once, yielding each start, then each result as it is ready (:func:`exchange` puts them
+        back in the calls' order). Closing the generator cancels what still runs."""
         tasks = [asyncio.ensure_future(self.run(call)) for call in calls]
         try:
             for call in calls:
