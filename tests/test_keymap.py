@@ -25,6 +25,7 @@ def ui_classes() -> list[type]:
     from fastchat_tui.ui.chat_log import compare
     from fastchat_tui.ui.screens import (
         approve_tool,
+        attach_file,
         bench,
         chats,
         compare_picker,
@@ -35,8 +36,8 @@ def ui_classes() -> list[type]:
     )
     from fastchat_tui.ui.widgets import prompt_input
 
-    modules = (app, compare, approve_tool, bench, chats, compare_picker, confirm_sensitive, first_run, key_prompt, source_picker,
-               prompt_input)
+    modules = (app, compare, approve_tool, attach_file, bench, chats, compare_picker, confirm_sensitive, first_run,
+               key_prompt, source_picker, prompt_input)
     return [cls for module in modules for _, cls in inspect.getmembers(module, inspect.isclass)
             if cls.__module__ == module.__name__ and "BINDINGS" in vars(cls)]
 

@@ -175,3 +175,9 @@ def test_a_directory_outside_the_root_is_walked_with_its_own_ignores(project: Pa
     other = tree(tmp_path / "other", {".gitignore": "*.gen\n", "x.py": "x\n", "y.gen": "y\n"})
     got = expand([str(other)], project)
     assert [a.name for a in got.attachments] == [str(other / ".gitignore"), str(other / "x.py")]
+
+
+def test_a_walk_from_a_subdirectory_keeps_the_rules_above_it(project: Path):
+    (project / "src" / "pkg" / "mod.log").write_text("root's *.log\n")
+    (project / "src" / "pkg" / "x.tmp").write_text("src's *.tmp\n")
+    assert rel(project, walk(project, Path("src/pkg"))) == ["src/pkg/mod.py"]

@@ -12,14 +12,13 @@ from fastchat_tui.attachment import Attachment
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.context import InputTooLarge, check_fits, context_limit, estimate_tokens
 from fastchat_tui.diff import diff_files, looks_like_diff
-from fastchat_tui.inputs import read, read_path
+from fastchat_tui.inputs import read
 from fastchat_tui.review import (
     InputError,
     build_prompt,
     detect_language,
     number_diff,
     number_lines,
-    read_inputs,
     require_content,
 )
 from fastchat_tui.routing import Decision, Request, Route
@@ -107,25 +106,6 @@ def test_utf16_with_bom_and_utf8_bom_and_crlf_are_text():
     assert load_input("print('hi')\n".encode("utf-16"), "a.py", "a.py").text == "print('hi')\n"
     a = load_input(b"\xef\xbb\xbfx = 1\r\ny = 2\r\n", "b.py", "b.py")
     assert (a.text, a.warning, a.lines) == ("x = 1\ny = 2\n", None, 2)
-
-
-def test_read_inputs_reads_stdin_once_and_names_unreadable_paths(tmp_path):
-    (tmp_path / "a.py").write_bytes(PY)
-    calls = []
-
-    def stdin(path: str, name: str):
-        if path != "-":
-            return read_path(path, name, 1000)
-        calls.append(1)
-        return read(io.BytesIO(b"SELECT 1;\n").read, name, 1000)
-
-    got = read_inputs([str(tmp_path / "a.py"), "-", "-"], stdin)
-    assert [a.name for a in got] == [str(tmp_path / "a.py"), "stdin"] and len(calls) == 1
-    assert got[1].language == "sql" and got[1].path is None
-    with pytest.raises(InputError, match="no such file"):
-        read_inputs([str(tmp_path / "missing.py")], stdin)
-    with pytest.raises(InputError, match="is a directory"):
-        read_inputs([str(tmp_path)], stdin)
 
 
 def test_empty_input_is_refused():

@@ -6,6 +6,8 @@ the router reads their names and text, the context check counts them, the TUI sh
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -65,3 +67,16 @@ def count_lines(text: str) -> int:
     if not text:
         return 0
     return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def with_files(prompt: str, attachments: Sequence[Attachment]) -> str:
+    """The message a model gets for ``prompt`` with ``attachments``: the prompt, then each file under its name in
+    a fence longer than any run of backticks in it (so a file's own fences cannot end it)."""
+    parts = [prompt] if prompt else []
+    for attachment in attachments:
+        longest = max((len(run) for run in re.findall(r"`{3,}", attachment.text)), default=2)
+        fence = "`" * (longest + 1)
+        body = attachment.text if attachment.text.endswith("\n") or not attachment.text else attachment.text + "\n"
+        info = "" if attachment.kind == "text" else attachment.kind
+        parts.append(f"{attachment.name}:\n{fence}{info}\n{body}{fence}")
+    return "\n\n".join(parts)

@@ -44,6 +44,7 @@ SCOPES: dict[str, str] = {
     "confirm": "the sensitive-prompt dialog",
     "approve": "the dialog that asks before a tool changes something",
     "bench": "the bench screen",
+    "attach": "the Attach file screen",
 }
 """Where bindings are active together, as the conflict check names them."""
 
@@ -54,7 +55,7 @@ def _action(id: str, keys: str, doc: str, *scopes: str) -> KeyAction:
 
 _DEFAULT_SCOPE = {"app": "chat", "prompt": "chat", "compare": "compare", "chats": "chats", "picker": "picker",
                   "first_run": "first_run", "key_prompt": "key_prompt", "confirm": "confirm", "approve": "approve",
-                  "bench": "bench"}
+                  "bench": "bench", "attach": "attach"}
 
 ACTIONS: tuple[KeyAction, ...] = (
     _action("app.cycle_source", "f2", "switch to the next source, with its configured model"),
@@ -69,12 +70,16 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.toggle_thinking", "ctrl+t", "show or hide the thinking of the last reply"),
     _action("app.route_reason", "ctrl+l", "auto mode: say in full where the last prompt went and why (its reply's "
             "header line shows the reason, cut to the width)"),
+    _action("app.tool_results", "ctrl+o", "show in full the results of the last turn's tool calls (each shows "
+            "folded, one line)"),
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),
     _action("app.command_palette", "ctrl+p", "open the command palette (switch source, templates, themes...)"),
     _action("app.quit", "ctrl+q", "quit"),
     _action("prompt.submit", "enter", "send the prompt"),
     _action("prompt.newline", "ctrl+j,shift+enter,alt+enter", "start a new line in the prompt"),
+    _action("app.drop_file", "f12", "drop the last file attached to the next prompt (the palette's Attach file…, "
+            "else the last @path word of the prompt)"),
     *(_action(f"compare.keep_{n}", str(n), f"keep column {n}'s reply for the conversation") for n in range(1, 5)),
     _action("compare.cancel_column", "x", "cancel the focused column"),
     _action("compare.cancel_all", "escape", "cancel every column"),
@@ -101,6 +106,7 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("approve.decline", "n,escape", "tool dialog: do not run it (the model is told so)"),
     _action("bench.rerun", "r", "bench screen: run the bench again"),
     _action("bench.close", "escape", "bench screen: stop the bench, or close the screen"),
+    _action("attach.close", "escape", "close the Attach file screen, attaching nothing"),
 )
 """Every key action, in the order the README lists them."""
 

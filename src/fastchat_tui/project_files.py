@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import codecs
 import os
-import stat
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from pathspec import GitIgnoreSpec
 
 from fastchat_tui.attachment import Attachment, plural
-from fastchat_tui.inputs import BinaryInput, InputError, InputText, InputTooLarge, binary_kind, read
+from fastchat_tui.inputs import BinaryInput, InputError, InputText, InputTooLarge, argument, binary_kind, read
 
 if TYPE_CHECKING:
     from fastchat_tui.config import Config
@@ -61,7 +61,8 @@ class Ignores:
         self.root = root.absolute()
         self._specs: dict[Path, GitIgnoreSpec | None] = {}
 
-    def _spec(self, directory: Path) -> GitIgnoreSpec | None:
+    def spec(self, directory: Path) -> GitIgnoreSpec | None:
+        """The rules of ``directory``'s ``.gitignore`` (the root's: with ``.git/info/exclude``), or ``None``."""
         if directory not in self._specs:
             lines = _read_rules(directory / ".gitignore")
             if directory == self.root:
@@ -83,7 +84,7 @@ class Ignores:
                 break
             directory = directory.parent
         for base in reversed(chain):  # root first: a deeper file's rules come later and win
-            spec = self._spec(base)
+            spec = self.spec(base)
             if spec is None:
                 continue
             rel = (parent / name).relative_to(base).as_posix() + ("/" if is_dir else "")
@@ -125,6 +126,17 @@ def ignored(root: Path, path: Path) -> bool:
 # -- walking -----------------------------------------------------------------------------------------------
 
 
+def _ignored_by(chain: Sequence[tuple[str, GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
+    """Whether ``rel`` (relative to the root) is ignored by the rules of ``chain`` (each directory's relative path
+    with ``/``, root first): the deepest matching rule decides."""
+    verdict = False
+    for base, spec in chain:
+        result = spec.check_file(rel[len(base):] + ("/" if is_dir else ""))
+        if result.include is not None:
+            verdict = result.include
+    return verdict
+
+
 class WalkTooLong(InputError):
     """A walk found more files than its limit."""
 
@@ -139,55 +151,78 @@ class _Walk:
     outside: list[str] = field(default_factory=list)
 
     def files(self, under: Path) -> Iterator[Path]:
-        """The files under ``under`` in path order (a directory's files and subdirectories by name, each
-        subdirectory's files at its place), as ``git ls-files`` orders them."""
-        self._rules = Ignores(self.root)
-        self._root_real = self.root.resolve()
-        self._count = 0
-        stack = [iter(self._entries(under.absolute()))]
+        """:meth:`entries`' paths."""
+        return (Path(path) for path, _ in self.entries(under))
+
+    def entries(self, under: Path) -> Iterator[tuple[str, str]]:
+        """(path, path relative to the root) of the files under ``under`` in path order (a directory's files and
+        subdirectories by name, each subdirectory's files at its place), as ``git ls-files`` orders them.
+
+        Paths are handled as strings and each directory's rules are looked up once, as it is entered: a walk
+        costs a ``scandir`` per directory and a rule match per entry."""
+        self._root_real = os.path.realpath(self.root)
+        start = under.absolute()
+        rules = Ignores(self.root)
+        chain: list[tuple[str, GitIgnoreSpec]] = []  # (directory relative to the root, with "/"; its rules)
+        rel = "" if start == self.root else start.relative_to(self.root).as_posix() + "/"
+        directory = self.root
+        for part in ("", *rel.split("/")[:-2]) if rel else ():  # the rules of the root and each directory above start
+            directory = directory / part if part else directory
+            if (spec := rules.spec(directory)) is not None:
+                chain.append((directory.relative_to(self.root).as_posix() + "/" if part else "", spec))
+        count = 0
+        stack = [iter(self._entries(str(start), rel, chain))]
         while stack:
             item = next(stack[-1], None)
             if item is None:
                 stack.pop()
-            elif item[1]:
-                stack.append(iter(self._entries(item[0])))
+            elif item[2] is not None:
+                stack.append(iter(self._entries(item[0], item[1], item[2])))
             else:
-                self._count += 1
-                if self._count > self.limit:
+                count += 1
+                if count > self.limit:
                     raise WalkTooLong(f"{self._shown(under) or '.'} holds more than {self.limit:,} files: "
                                       "name a smaller directory or a glob")
-                yield item[0]
+                yield item[0], item[1]
 
-    def _entries(self, directory: Path) -> list[tuple[Path, bool]]:
-        """``directory``'s entries to list, by name: (path, is a directory to enter)."""
+    def _entries(self, directory: str, rel: str, chain: list[tuple[str, GitIgnoreSpec]],
+                 ) -> list[tuple[str, str, list[tuple[str, GitIgnoreSpec]] | None]]:
+        """``directory``'s entries to list, by name: (path, path relative to the root, the rules a subdirectory's
+        entries are matched with, or ``None`` for a file). ``rel`` is ``directory`` relative to the root."""
+        lines = _read_rules(Path(directory) / ".gitignore")
+        if rel == "":
+            lines = _read_rules(Path(directory) / ".git" / "info" / "exclude") + lines
+        if any(line.strip() for line in lines):
+            chain = [*chain, (rel, GitIgnoreSpec.from_lines(lines))]
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             return []
-        kept: list[tuple[Path, bool]] = []
+        kept: list[tuple[str, str, list[tuple[str, GitIgnoreSpec]] | None]] = []
         for entry in entries:
-            path = directory / entry.name
+            if entry.name == ".git":
+                continue
             try:
                 link = entry.is_symlink()
-                mode = os.stat(path).st_mode  # follows the link: a dangling one raises
+                is_dir = entry.is_dir()  # follows a link; a dangling one is neither
+                is_file = not is_dir and entry.is_file()
             except OSError:
                 continue
-            is_dir = stat.S_ISDIR(mode)
-            if self._rules.matches(directory, entry.name, is_dir):
-                if entry.name != ".git":  # never read, and not worth a note
-                    self.ignored.append(self._shown(path) + ("/" if is_dir else ""))
+            if not (is_dir or is_file):
+                continue
+            entry_rel = rel + entry.name
+            if _ignored_by(chain, entry_rel, is_dir):
+                self.ignored.append(entry_rel + ("/" if is_dir else ""))
                 continue
             if link:
-                try:
-                    path.resolve().relative_to(self._root_real)
-                except ValueError:
-                    self.outside.append(self._shown(path))
+                target = os.path.realpath(entry.path)
+                if target != self._root_real and not target.startswith(self._root_real + os.sep):
+                    self.outside.append(entry_rel)
                     continue
                 if is_dir:
                     continue  # its target is inside the root: walked where it is
-            if is_dir or stat.S_ISREG(mode):
-                kept.append((path, is_dir))
+            kept.append((entry.path, entry_rel + "/", chain) if is_dir else (entry.path, entry_rel, None))
         return kept
 
     def _shown(self, path: Path) -> str:
@@ -264,12 +299,13 @@ def _names(names: Sequence[str]) -> str:
     return f"{shown}, …" if len(names) > _SHOWN else shown
 
 
-def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
+def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None, max_lines: int | None = None,
            read_stdin: Callable[[], InputText] | None = None) -> Expanded:
     """The attachments ``args`` name, relative to ``root`` (the working directory): a file (read even if
     ignored or outside ``root``: the user named it), a directory (walked, honouring ignores, binary files
     skipped) or a glob (``src/**/*.py``: matched against the walk of its fixed leading directories). ``-`` is
-    stdin, read once through ``read_stdin``. A file named twice is read once.
+    stdin, read once through ``read_stdin``. A file named twice is read once. ``max_lines`` stops reading each
+    file after that many lines (``review --max-lines``).
 
     Raises :class:`InputError` for a missing path, an explicitly named binary file, or reads past ``limits``
     (each names the limit and its config key)."""
@@ -278,7 +314,7 @@ def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
     limits = limits or Limits()
     root = root.absolute()
     out = Expanded()
-    seen: set[Path] = set()
+    seen: set[object] = set()
     binary: list[str] = []
     skipped: list[str] = []
     outside: list[str] = []
@@ -286,7 +322,11 @@ def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
 
     def add(path: Path, name: str, *, named: bool) -> None:
         nonlocal total
-        key = path.resolve()
+        try:
+            info = os.stat(path)
+            key: object = (info.st_dev, info.st_ino)
+        except OSError:
+            key = path  # reading it says why it cannot be read
         if key in seen:
             return
         seen.add(key)
@@ -298,7 +338,7 @@ def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
                              f"raise the limit with `{FILES_KEY} = {limits.files * 4}` at the top of the config file")
         room = limits.total_bytes - total
         try:
-            got = _read_file(path, name, min(limits.file_bytes, room))
+            got = _read_file(path, name, min(limits.file_bytes, room), max_lines)
         except BinaryInput:
             if named:
                 raise
@@ -316,12 +356,12 @@ def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
     def add_walk(start: Path, where: Path, match: GitIgnoreSpec | None = None) -> int:
         walker = _Walk(where, max(limits.files * 4, WALK_LIMIT))
         found = 0
-        for path in walker.files(start):
-            rel = path.relative_to(where).as_posix()
+        prefix = "" if where == root else f"{where}/"  # how a file is named: relative to root, else in full
+        for path, rel in walker.entries(start):
             if match is not None and not match.match_file(rel):
                 continue
             found += 1
-            add(path, _shown(path, root), named=False)
+            add(Path(path), argument(prefix + rel, rel)[0], named=False)
         skipped.extend(walker.ignored if match is None else [p for p in walker.ignored if match.match_file(p)])
         outside.extend(walker.outside)
         return found
@@ -358,10 +398,10 @@ def expand(args: Sequence[str], root: Path, *, limits: Limits | None = None,
     return out
 
 
-def _read_file(path: Path, name: str, limit: int) -> InputText:
+def _read_file(path: Path, name: str, limit: int, max_lines: int | None = None) -> InputText:
     try:
         with open(path, "rb", buffering=0) as f:
-            return read(f.read, name, limit)
+            return read(f.read, name, limit, max_lines=max_lines)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -371,11 +411,13 @@ def _read_file(path: Path, name: str, limit: int) -> InputText:
 
 
 def _shown(path: Path, root: Path, given: str | None = None) -> str:
-    """How a file is named to the user and the model: relative to ``root`` when under it, else as given."""
+    """How a file is named to the user and the model: relative to ``root`` when under it, else as given (bytes
+    of a name that are not UTF-8 as U+FFFD)."""
     try:
-        return path.absolute().relative_to(root).as_posix()
+        shown = path.absolute().relative_to(root).as_posix()
     except ValueError:
-        return given if given is not None else str(path)
+        shown = given if given is not None else str(path)
+    return argument(shown, shown)[0]
 
 
 def _split_glob(arg: str) -> tuple[Path, str]:
@@ -388,3 +430,66 @@ def _split_glob(arg: str) -> tuple[Path, str]:
         fixed.append(part)
     rest = "/".join(parts[len(fixed):])
     return Path(*fixed) if fixed else Path("."), rest
+
+
+# -- @path in a prompt -------------------------------------------------------------------------------------
+
+_MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
+_TRAILING = ".,;:!?)]}'\""
+COMPLETIONS = 50
+"""The most names :func:`complete` offers."""
+
+
+def complete(root: Path, prefix: str, *, limit: int = COMPLETIONS) -> list[str]:
+    """What ``@prefix`` may become: the files and directories (``name/``) in ``prefix``'s directory whose name
+    starts with the rest of it, that the project does not ignore, in name order; none outside ``root``."""
+    root = root.absolute()
+    head, _, start = prefix.rpartition("/")
+    directory = root / head if head else root
+    if not inside(root, directory) or not directory.is_dir():
+        return []
+    rules = Ignores(root)
+    found: list[str] = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.startswith(start) or (entry.name.startswith(".") and not start.startswith(".")):
+            continue
+        path = directory / entry.name
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            continue
+        if rules.matches(directory.absolute(), entry.name, is_dir) or not inside(root, path):
+            continue
+        found.append(f"{head}/{entry.name}" if head else entry.name)
+        found[-1] += "/" if is_dir else ""
+        if len(found) >= limit:
+            break
+    return found
+
+
+def mentions(text: str, root: Path) -> list[str]:
+    """The ``@path`` words of a prompt that name a file or directory (relative to ``root``), in order, once each;
+    punctuation right after one (``see @app.py,``) is not part of it, and an ``@name`` that names nothing there
+    (a handle, an e-mail) is left alone."""
+    found: dict[str, None] = {}
+    for match in _MENTION.finditer(text):
+        word = match.group(1)
+        for candidate in (word, word.rstrip(_TRAILING)):
+            if candidate and (root / candidate).exists():
+                found[candidate.rstrip("/") or candidate] = None
+                break
+    return list(found)
+
+
+def mention_at(line: str, column: int) -> str | None:
+    """The path prefix of the ``@word`` the cursor (at ``column`` of ``line``) ends, or ``None``."""
+    before = line[:column]
+    at = before.rfind("@")
+    if at < 0 or (at > 0 and not before[at - 1].isspace()):
+        return None
+    word = before[at + 1:]
+    return None if any(c.isspace() or c == "@" for c in word) else word

@@ -2,9 +2,9 @@
 
 Everything here is pure (no terminal, no network) so it can be tested directly:
 
-* :func:`read_inputs` turns each file (or stdin), read, limited and decoded by
-  :mod:`fastchat_tui.inputs` (which refuses binary input with :class:`InputError`), into an
-  :class:`Attachment` (:func:`load_input`).
+* :func:`load_input` turns each file (or stdin), read, limited and decoded by
+  :mod:`fastchat_tui.inputs` (which refuses binary input with :class:`InputError`) and named by
+  :func:`fastchat_tui.project_files.expand`, into an :class:`Attachment`.
 * :func:`detect_language` guesses the language from the file name, else from the content;
   :func:`~fastchat_tui.diff.looks_like_diff` recognises unified diffs (``git diff``, ``diff -u``).
 * :func:`build_prompt` writes the review prompt: what the input is, what to report and
@@ -17,12 +17,12 @@ input is never truncated silently (``--max-lines`` is the explicit way: reading 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import PurePath
 
 from fastchat_tui.attachment import Attachment, plural
 from fastchat_tui.diff import HUNK, diff_files, looks_like_diff
-from fastchat_tui.inputs import InputError, InputText, argument
+from fastchat_tui.inputs import InputError, InputText
 
 SNIFF_BYTES = 8192
 """How much of the start of a text its language is guessed from."""
@@ -96,22 +96,6 @@ def load_input(read: InputText, name: str, path: str | None = None) -> Attachmen
     language = "diff" if diff else detect_language(path or "", text)
     return Attachment(name=name, text=text, size=read.size, language=language, is_diff=diff, warning=read.warning,
                       path=path, cut=read.cut)
-
-
-def read_inputs(paths: Sequence[str], read_one: Callable[[str, str], InputText]) -> list[Attachment]:
-    """Each path as an attachment, ``-`` (stdin) once. ``read_one(path, name)`` reads one (``name`` is the
-    path as messages and the model show it) and raises :class:`InputError` for input that cannot be used."""
-    attachments: list[Attachment] = []
-    seen_stdin = False
-    for path in paths:
-        if path == "-":
-            if not seen_stdin:
-                attachments.append(load_input(read_one(path, "stdin"), "stdin"))
-            seen_stdin = True
-            continue
-        name = argument(path, path)[0]  # a file name's bytes that are not UTF-8 are shown as U+FFFD
-        attachments.append(load_input(read_one(path, name), name, name))
-    return attachments
 
 
 def require_content(attachments: Sequence[Attachment]) -> None:

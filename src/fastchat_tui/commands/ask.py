@@ -4,6 +4,7 @@
     fastchat ask -m llama3.2 "question"      the model picks the source (or -m local/llama3.2)
     fastchat ask -c "and then?"              continue the most recent chat (--chat ID: that one)
     fastchat ask -t review-notes < notes.md  a [templates.NAME] prompt, with $input the prompt given
+    fastchat ask -f app.py -f 'docs/**/*.md' "q"   files, directories and globs sent along (.gitignore honoured)
     fastchat ask --race fast,local "question"       the first reply to finish; the others are cancelled
     fastchat ask --compare fast,local/qwen2.5 "q"   every reply under its source, then a ranking
 
@@ -31,7 +32,9 @@ from fastchat_tui.commands.common import (
     CommandError,
     StatusLine,
     add_chat_options,
+    add_file_option,
     add_prompt_options,
+    attach_files,
     choose_models,
     continue_chat,
     fail,
@@ -64,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prompt", nargs="*", help="the prompt (stdin is appended when it is a pipe)")
     parser.add_argument("-s", "--source", help="source name, or 'auto' (default: the config's default_source)")
+    add_file_option(parser)
     add_prompt_options(parser)
     add_chat_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of streaming text")
@@ -119,20 +123,27 @@ def read_prompt(words: list[str], config: Config, *, stdin: bool = True) -> str:
     return prompt if prompt.strip() else ""
 
 
-NOTHING_TO_ASK = "nothing to ask: give a prompt as arguments or on stdin"
+NOTHING_TO_ASK = "nothing to ask: give a prompt as arguments, on stdin or with -f FILE"
 
 
 def run(args: argparse.Namespace) -> int:
     config = load_config()
+    from dataclasses import replace
+
+    from fastchat_tui.attachment import with_files
     from fastchat_tui.conversation import apply_template
 
     chosen = template(config, args.template)
-    prompt = read_prompt(args.prompt, config)
-    if not prompt and chosen is None:
+    attachments = attach_files(args.file, config)
+    prompt = read_prompt(args.prompt, config, stdin="-" not in args.file)
+    if not prompt and chosen is None and not attachments:
         raise CommandError(NOTHING_TO_ASK, 2)
     prompt, options = apply_template(chosen, prompt, send_options(args, config))
     if chosen is not None:
         prompt = prompt.strip()
+    if attachments:
+        prompt = with_files(prompt, attachments)
+        options = replace(options, attachments=tuple(attachments))
     if not prompt:
         raise CommandError(NOTHING_TO_ASK, 2)
     entries = args.race or args.compare
@@ -476,6 +487,8 @@ def turn_json(turn: Turn) -> dict[str, object]:
         "error": turn.error.as_dict() if turn.error else None,
         "text": turn.text,
         "reasoning": turn.reasoning,
+        "attachments": [{"name": a.name, "size": a.size, "lines": a.lines, "kind": a.kind}
+                        for a in turn.options.attachments],
     }
 
 

@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from fastchat_tui.attachment import human_size
@@ -16,6 +17,7 @@ from fastchat_tui.config import Config, ConfigError, Template, load
 from fastchat_tui.inputs import InputError, InputText, argument, read, read_path
 
 if TYPE_CHECKING:
+    from fastchat_tui.attachment import Attachment
     from fastchat_tui.catalog import ModelChoice
     from fastchat_tui.session import Session
     from fastchat_tui.turn import SendOptions
@@ -275,6 +277,31 @@ def read_input(path: str, name: str, config: Config, *, max_lines: int | None = 
     if got.warning:
         warn(got.warning)
     return got
+
+
+def add_file_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--file", action="append", default=[], metavar="PATH",
+                        help="a file, directory or glob ('src/**/*.py') sent along with the prompt (repeatable; - is "
+                             "stdin); a directory or glob skips what .gitignore ignores and binary files, with a note")
+
+
+def attach_files(paths: Sequence[str], config: Config, *, max_lines: int | None = None) -> list[Attachment]:
+    """The ``-f`` paths as attachments (:func:`fastchat_tui.project_files.expand`, relative to the working
+    directory), each read within the config's limits; what was skipped and decoding warnings go to stderr.
+    Input that cannot be used is a :class:`CommandError`."""
+    from fastchat_tui.project_files import Limits, expand
+
+    try:
+        got = expand(paths, Path.cwd(), limits=Limits.of(config), max_lines=max_lines,
+                     read_stdin=lambda: read_input("-", "stdin", config, max_lines=max_lines))
+    except InputError as exc:
+        raise CommandError(str(exc), INPUT_ERROR) from None
+    for attachment in got.attachments:
+        if attachment.warning and attachment.path is not None:  # stdin's was said as it was read
+            warn(attachment.warning)
+    for line in got.notes:
+        fail(f"note: {line}")
+    return got.attachments
 
 
 def read_stdin(config: Config) -> str:

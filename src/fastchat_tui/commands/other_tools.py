@@ -65,7 +65,8 @@ WORDS: dict[str, Counterpart] = {
 """Lone words a user of another tool types as a command; each is refused with fastchat's counterpart."""
 
 OPTIONS: dict[str, Counterpart] = {
-    # aichat's (aichat --help); -s, -c, -m and -f mean something else in fastchat and are not here
+    # aichat's (aichat --help); -s, -c and -m mean something else in fastchat and are not here, and
+    # -f/--file is fastchat's too (ask, review, route)
     "-e": Counterpart(_AICHAT, None, 'fastchat runs no shell commands: ask for one with fastchat ask "TEXT".'),
     "--execute": Counterpart(_AICHAT, None, 'fastchat runs no shell commands: ask for one with fastchat ask "TEXT".'),
     "-r": Counterpart(_AICHAT, "-t/--template", "It sends a [templates.NAME] prompt of the config."),
@@ -73,7 +74,6 @@ OPTIONS: dict[str, Counterpart] = {
     "--prompt": Counterpart(_AICHAT, "--system"),
     "--session": Counterpart(_AICHAT, "-c/--continue or --chat ID"),
     "--code": Counterpart(_AICHAT, None),
-    "--file": Counterpart(_AICHAT, None, 'pipe it in: fastchat ask "question" < FILE.'),
     "-S": Counterpart(_AICHAT, "--no-stream"),
     "--list-models": Counterpart(_AICHAT, "fastchat models"),
     "--list-roles": Counterpart(_AICHAT, "fastchat config check"),
@@ -81,7 +81,7 @@ OPTIONS: dict[str, Counterpart] = {
     "--info": Counterpart(_AICHAT, "fastchat config check"),
     "--dry-run": Counterpart(_AICHAT, "fastchat route", "It says where a prompt would go, sending nothing."),
     "--serve": Counterpart(_AICHAT, None),
-    "-a": Counterpart(_AICHAT, None, 'pipe a file in: fastchat ask "question" < FILE.'),
+    "-a": Counterpart(_AICHAT, None, 'attach a file with -f: fastchat ask -f FILE "question".'),
     "--agent": Counterpart(_AICHAT, None),
     "--rag": Counterpart(_AICHAT, None),
     # llm's (llm prompt --help)
@@ -89,8 +89,8 @@ OPTIONS: dict[str, Counterpart] = {
     "--conversation": Counterpart(_LLM, "--chat ID"),
     "-o": Counterpart(_LLM, "--temperature or --max-tokens"),
     "--option": Counterpart(_LLM, "--temperature or --max-tokens"),
-    "--attachment": Counterpart(_LLM, None, 'pipe it in: fastchat ask "question" < FILE.'),
-    "--fragment": Counterpart(_LLM, None, 'pipe it in: fastchat ask "question" < FILE.'),
+    "--attachment": Counterpart(_LLM, "-f/--file", "It attaches files, directories and globs (ask, review)."),
+    "--fragment": Counterpart(_LLM, "-f/--file", "It attaches files, directories and globs (ask, review)."),
     "--key": Counterpart(_LLM, "fastchat keys set NAME"),
     "--usage": Counterpart(_LLM, "fastchat usage"),
     "--no-log": Counterpart(_LLM, None),

@@ -3,6 +3,7 @@
     cat app.py | fastchat review          git diff | fastchat review
     fastchat review a.py b.py             fastchat review --focus "security" a.py
     fastchat review -m local/llama3.2 a.py    fastchat review -t NAME a.py  (a [templates.NAME] prompt)
+    fastchat review src/                  fastchat review -f 'src/**/*.py' -f README.md
 
 ``-m`` names the model, as everywhere in fastchat (it was the focus before; that is ``--focus`` now).
 With ``-t``, the template's ``$input`` is the review prompt fastchat builds (instructions and numbered
@@ -30,12 +31,13 @@ from fastchat_tui.commands.ask import add_reasoning_option, add_tools_option, sh
 from fastchat_tui.commands.common import (
     INPUT_ERROR,
     CommandError,
+    add_file_option,
     add_prompt_options,
+    attach_files,
     attach_keyboard,
     fail,
     is_terminal,
     load_config,
-    read_input,
     send_options,
     stdin_is_piped,
     template,
@@ -59,7 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("files", nargs="*", metavar="FILE",
-                        help="files to review; '-' reads stdin (the default when stdin is a pipe)")
+                        help="files, directories or globs to review; '-' reads stdin (the default when stdin is a "
+                             "pipe and nothing else is named)")
+    add_file_option(parser)
     parser.add_argument("--focus", metavar="TEXT", help="what the review should focus on, e.g. \"security\"")
     parser.add_argument("-s", "--source", help="source name, or 'auto' (default: the router's choice for reviews)")
     add_prompt_options(parser)
@@ -81,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
     if args.max_lines is not None and args.max_lines < 1:
         raise CommandError("--max-lines must be at least 1", 2)
     config = load_config()  # an unknown -s was already refused as a usage error by cli.py, for every command
-    paths = list(args.files) or (["-"] if stdin_is_piped() else [])
+    paths = [*args.files, *args.file]
+    if stdin_is_piped() and "-" not in paths:
+        paths.append("-")  # piped code or a diff goes along with the files named
     if not paths:
         raise CommandError(
             "nothing to review: name files (fastchat review a.py b.py) or pipe input (git diff | fastchat review)", 2
@@ -92,9 +98,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("-m names the model now; for what the review should focus on, use --focus TEXT", 2)
     base = send_options(args, config)
 
+    attachments = attach_files(paths, config, max_lines=args.max_lines)
+    if args.files or args.file:  # stdin was read because it is a pipe: empty, it adds nothing to the files
+        attachments = [a for a in attachments if a.path is not None or a.text.strip()]
     try:
-        attachments = review.read_inputs(
-            paths, lambda path, name: read_input(path, name, config, max_lines=args.max_lines))
         review.require_content(attachments)
     except review.InputError as exc:
         raise CommandError(str(exc), INPUT_ERROR) from None

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from fastchat_tui.commands.common import INPUT_ERROR, CommandError, load_config, read_input
+from fastchat_tui.commands.common import CommandError, add_file_option, attach_files, load_config
 
 if TYPE_CHECKING:
     from fastchat_tui.config import Config
@@ -19,8 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
     )
     parser.add_argument("prompt", nargs="*", help="the prompt (stdin is appended when it is a pipe, as for ask)")
-    parser.add_argument("-f", "--file", action="append", default=[], metavar="FILE",
-                        help="a file sent along with the prompt (repeatable; - is stdin)")
+    add_file_option(parser)
     parser.add_argument("-s", "--source", help="a source picked by hand, as ask -s would send it (default: auto mode)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (task, source, reason, fallbacks, ...)")
     parser.add_argument("--max-tokens", type=int, help="the reply cap the real request would use")
@@ -34,12 +33,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fastchat_tui.attachment import with_files
     from fastchat_tui.session import Session
     from fastchat_tui.sources.base import SourceError
     from fastchat_tui.turn import SendOptions
 
     config = load_config()
     prompt, attachments = gather(args.prompt, args.file, config)
+    prompt = with_files(prompt, attachments)  # as ask -f sends it
     session = Session.open(config, record=False)  # load_config has checked the [router] table
     options = SendOptions(source=args.source, max_tokens=args.max_tokens, task=args.task or ("agent" if args.tools else None),
                           attachments=tuple(attachments), allow_sensitive=args.allow_sensitive)
@@ -66,14 +67,10 @@ def run(args: argparse.Namespace) -> int:
 
 def gather(words: list[str], files: list[str], config: Config) -> tuple[str, list]:
     """The prompt (words, then piped stdin unless a ``-f -`` takes it, as ``fastchat ask`` reads it) and the
-    ``-f`` files as attachments, each read within the input limit as ``fastchat review`` reads them."""
+    ``-f`` files as attachments, expanded and read as ``fastchat ask -f`` reads them (:func:`attach_files`)."""
     from fastchat_tui.commands.ask import NOTHING_TO_ASK, read_prompt
-    from fastchat_tui.review import InputError, read_inputs
 
-    try:
-        attachments = read_inputs(files, lambda path, name: read_input(path, name, config))
-    except InputError as exc:
-        raise CommandError(str(exc), INPUT_ERROR) from None
+    attachments = attach_files(files, config)
     prompt = read_prompt(words, config, stdin="-" not in files)
     if not prompt and not attachments:
         raise CommandError(NOTHING_TO_ASK, 2)

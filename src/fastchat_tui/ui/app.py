@@ -11,7 +11,9 @@ import asyncio
 import sys
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -19,6 +21,7 @@ from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.worker import Worker
 
+from fastchat_tui.attachment import with_files
 from fastchat_tui.catalog import Catalog, Listing
 from fastchat_tui.config import Config
 from fastchat_tui.conversation import Compared, Conversation, ConversationEvent, NeedsApproval, NeedsConsent, NeedsKey, Notice
@@ -27,7 +30,9 @@ from fastchat_tui.race import ColumnEvent
 from fastchat_tui.selection import Selection
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import Probe
+from fastchat_tui.tool_rounds import RoundsEnded, call_line
 from fastchat_tui.turn import SendOptions
+from fastchat_tui.ui.attach_files import AttachFiles
 from fastchat_tui.ui.chat_history import ChatHistory
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.compare_mode import CompareMode
@@ -46,6 +51,8 @@ from fastchat_tui.ui.themes import apply_themes, remember_theme
 from fastchat_tui.ui.tool_servers import ToolServers
 from fastchat_tui.ui.widgets.attachments import AttachmentsView
 from fastchat_tui.ui.widgets.key_footer import KeyFooter
+from fastchat_tui.ui.widgets.path_completion import PathCompletion
+from fastchat_tui.ui.widgets.pending_files import PendingFiles
 from fastchat_tui.ui.widgets.prompt_input import PromptInput
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
@@ -53,7 +60,7 @@ if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
 
 
-class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
+class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, App[None]):
     """Chat with any configured source; F2 switches, F4 compares several at once, Esc or Ctrl+C cancels, Ctrl+Q
     quits (the default keys: the config's ``[keys]`` table, applied here as Textual's keymap, moves them)."""
 
@@ -72,6 +79,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
         bind("app.toggle_thinking", "no_thinking", show=False),  # the same key, while no reply has thinking
         bind("app.route_reason", "route_reason", "Why", show=False),
+        bind("app.tool_results", "tool_results", "Tool results", show=False),
+        bind("app.drop_file", "drop_file", "Drop file"),  # in the footer while the next prompt has files
         bind("app.page_up", "page_transcript(-1)", "Scroll up", priority=True),  # in the footer once it scrolls
         bind("app.page_down", "page_transcript(1)", show=False, priority=True),
         bind("app.command_palette", "command_palette", "palette", show=False, priority=True),
@@ -119,6 +128,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self.warmup = Warmup()
+        self.last_rounds: RoundsEnded | None = None
+        """The rounds of the chat's last turn that ran tools (Ctrl+O shows their results)."""
         self._typed = ""
         """The last prompt as the user gave it (before its template): put back in the box when it is not sent."""
         self._reply_worker: Worker[None] | None = None
@@ -129,9 +140,16 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         """The last comparison's sources: marked when the compare picker opens again."""
         self._theme_warnings = apply_themes(self, config)
         self.chat = ChatLog(id="chat")
+        self.files_root = Path.cwd()
+        """Where ``@path`` and Attach file… find files (the working directory)."""
+        self.attached_paths = []
+        self._shown_paths = None
+        self.pending_files = PendingFiles()
+        self.path_completion = PathCompletion(id="path-completion")
         key = partial(shown_key, self)
         self.prompt_input = PromptInput(
-            id="prompt", placeholder=f"Ask anything · {key('prompt.submit')} sends · {key('prompt.newline')} new line · "
+            completion=self.path_completion, root=self.files_root, id="prompt",
+            placeholder=f"Ask anything · {key('prompt.submit')} sends · {key('prompt.newline')} new line · "
             f"{key('app.cycle_source')} source · {key('app.cancel_reply')} cancel"
         )
         self.status = StatusBar(id="status")
@@ -141,6 +159,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         if self.attachments:
             yield AttachmentsView(self.attachments)
         yield self.chat
+        yield self.pending_files
+        yield self.path_completion
         yield self.prompt_input
         yield self.status
         yield KeyFooter()
@@ -233,14 +253,23 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             self.notify(plain(replies), severity="warning")
             message.prompt_input.give_back(message.text)
             return
-        self.send(message.text)
+        files = self.files_for(message.text)
+        if files is None:  # a file named cannot be read: the error is shown, the prompt kept
+            message.prompt_input.give_back(message.text)
+            return
+        self.send(message.text, files=files)
+        self.files_sent()
 
-    def send(self, prompt: str, *, shown: str | None = None, options: SendOptions | None = None) -> None:
+    def send(self, prompt: str, *, shown: str | None = None, options: SendOptions | None = None,
+             files: Sequence[Attachment] = ()) -> None:
         """Send ``prompt`` in the current conversation (the transcript shows ``shown``, default: the prompt), put
-        together with the chat's choices by the conversation; in compare mode, to every compared source at once."""
+        together with the chat's choices by the conversation; in compare mode, to every compared source at once.
+        ``files`` go after the prompt's text and in its options, where the data boundary checks them."""
         self.comparisons.fold()
         self._typed = prompt
         prompt, shown, options = self.conversation.assemble(prompt, shown, options)
+        if files:
+            prompt, options = with_files(prompt, files), replace(options, attachments=(*options.attachments, *files))
         self.chat.add_user(shown)
         if self.compare:
             self._follow(self.conversation.compare(prompt, [(pick.source, pick.model) for pick in self.compare],
@@ -284,6 +313,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
         finally:
             reply.end()
+            if reply.rounds is not None:
+                self.last_rounds = reply.rounds
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),
@@ -345,6 +376,20 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
         self.notify("No reply here has thinking to show: the model sent none. The palette's Thinking: on asks "
                     "for it, where the model can think.", timeout=5)
 
+    def action_tool_results(self) -> None:
+        """Ctrl+O: the last turn's tool calls with their results in full, in the transcript (each call shows folded,
+        one line, as it runs)."""
+        ended = self.last_rounds
+        if ended is None:
+            self.notify("No tool ran in this chat yet: when the model asks for one, its call shows as a ⚙ line.",
+                        timeout=4)
+            return
+        for number, done in enumerate(ended.rounds.rounds, 1):
+            for result in done.results:
+                self.chat.add_notice(f"round {number} · {call_line(result)}\n{result.text}",
+                                     "warning" if result.error else "information")
+        self.chat.resume_following()
+
     def action_route_reason(self) -> None:
         """Ctrl+L: where the last prompt went and why, in full, in the transcript (the reply's header line and the
         status bar cut it to their width)."""
@@ -362,6 +407,8 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             return self.chat.overflowing
         if action == "cancel_reply":  # Esc: in the footer while a reply streams; else it goes on to the screen
             return self.streaming
+        if action == "drop_file":  # in the footer while the next prompt has files
+            return self.can_drop_file()
         if action == "retry":  # lit in the footer while there is a reply or a comparison to retry, else dim
             conversation = self.conversation
             return True if conversation.retryable() or conversation.retryable_comparison() else None

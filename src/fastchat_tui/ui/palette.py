@@ -38,12 +38,15 @@ class Palette(Base):
         def action_new_chat(self) -> None: ...
         async def action_chats(self) -> None: ...
         def action_compare(self) -> None: ...
+        def action_attach_file(self) -> None: ...
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Switch source", "Pick auto, a source, or any model a source serves (type to filter)",
                             self.action_pick_source)
         yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
+        yield SystemCommand("Attach file…", "Send a file, a directory or a glob with the next prompt (as @path does; "
+                            f"{shown_key(self, 'app.drop_file')} drops the last)", self.action_attach_file)
         yield SystemCommand("Chats", f"Open, search, rename or delete saved chats ({shown_key(self, 'app.chats')})",
                             self.action_chats)
         now = ", ".join(map(pick_label, self.compare))

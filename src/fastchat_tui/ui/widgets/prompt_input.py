@@ -1,10 +1,12 @@
 """The multi-line prompt: Enter sends, Ctrl+J (or Shift+Enter where the terminal reports it) adds a line
-(``prompt.submit`` and ``prompt.newline`` in the keymap)."""
+(``prompt.submit`` and ``prompt.newline`` in the keymap). ``@`` and a path prefix offer the project's file names
+(:class:`~fastchat_tui.ui.widgets.path_completion.PathCompletion`): Up/Down move, Tab or Enter accepts, Esc closes."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual import events
@@ -12,7 +14,12 @@ from textual.binding import BindingsMap
 from textual.message import Message
 from textual.widgets import TextArea
 
+from fastchat_tui.project_files import complete, mention_at
 from fastchat_tui.ui.key_hints import bind, keymap_of
+from fastchat_tui.ui.widgets.path_completion import PathCompletion
+
+COMPLETION_KEYS = frozenset(("up", "down", "tab", "enter", "escape"))
+"""The keys the prompt hands to the completion list while it shows."""
 
 
 class PromptInput(TextArea):
@@ -45,8 +52,14 @@ class PromptInput(TextArea):
     class FollowRequested(Message):
         """End was pressed with the cursor already at the end of its line: follow the transcript again."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, completion: PathCompletion | None = None, root: Path | None = None, **kwargs: Any) -> None:
+        """``completion``: the list ``@path`` completes in, of the files under ``root`` (default: the working
+        directory)."""
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
+        self.completion = completion
+        self.root = root
+        self._closed_at: str | None = None
+        """The text Esc closed the list at: it stays closed until the text changes."""
         self._keyed: tuple[object, BindingsMap, BindingsMap] | None = None
         """This widget's and the app's bindings with the app's keymap applied, and that keymap (see
         :meth:`_keyed_bindings`)."""
@@ -78,6 +91,10 @@ class PromptInput(TextArea):
             self._pass_on(event)
             self.app.post_message(events.Key(event.key, event.character))
             return
+        if self.completion is not None and self.completion.shown and event.key in COMPLETION_KEYS:
+            self._pass_on(event)
+            self._completion_key(event.key)
+            return
         own, app = self._keyed_bindings()
         for binding in own.key_to_bindings.get(event.key, ()):
             if not binding.priority and await self.app.run_action(binding.action, self):
@@ -104,6 +121,36 @@ class PromptInput(TextArea):
 
         self.app.call_later(run)
         return await ran
+
+    def _completion_key(self, key: str) -> None:
+        assert self.completion is not None
+        if key in ("up", "down"):
+            self.completion.move(-1 if key == "up" else 1)
+        elif key == "escape":
+            self.completion.hide()
+            self._closed_at = self.text
+        elif (choice := self.completion.choice) is not None:
+            row, column = self.cursor_location
+            prefix = mention_at(self.document.get_line(row), column) or ""
+            self.replace(choice, (row, column - len(prefix)), (row, column))
+            self.completion.hide()
+            self._offer()  # a directory offers what is in it
+
+    def _offer(self) -> None:
+        """Show the names the ``@word`` at the cursor can become (none, or only itself: hide the list)."""
+        if self.completion is None or self._closed_at == self.text:
+            return
+        self._closed_at = None
+        row, column = self.cursor_location
+        prefix = mention_at(self.document.get_line(row), column)
+        names = [] if prefix is None else complete(self.root or Path.cwd(), prefix)
+        self.completion.show([] if names == [prefix] else names)
+
+    def on_text_area_changed(self) -> None:
+        self._offer()
+
+    def on_text_area_selection_changed(self) -> None:
+        self._offer()
 
     @staticmethod
     def _pass_on(event: events.Key) -> None:
