@@ -14,6 +14,7 @@ import pytest
 from fastchat_tui.config import (
     EDIT_FIELDS,
     HISTORY_FIELDS,
+    MCP_FIELDS,
     SOURCE_FIELDS,
     TEMPLATE_FIELDS,
     TOOLS_FIELDS,
@@ -313,10 +314,11 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.toml"
 @pytest.mark.parametrize(("table", "fields"), [("top level", TOP_FIELDS), ("[sources.NAME]", SOURCE_FIELDS),
                                                ("[router]", ROUTER_FIELDS), ("[[router.rules]]", RULE_FIELDS),
                                                ("[templates.NAME]", TEMPLATE_FIELDS), ("[history]", HISTORY_FIELDS),
-                                               ("[edit]", EDIT_FIELDS), ("[tools]", TOOLS_FIELDS)])
+                                               ("[edit]", EDIT_FIELDS), ("[tools]", TOOLS_FIELDS),
+                                               ("[mcp.NAME]", MCP_FIELDS)])
 def test_every_key_of_the_schema_is_documented_in_the_example(table: str, fields: dict):
     text = EXAMPLE.read_text(encoding="utf-8")
-    missing = [key for key in fields if key not in ("sources", "templates", "router", "rules", "history", "edit", "tools")
+    missing = [key for key in fields if key not in ("sources", "templates", "router", "rules", "history", "edit", "tools", "mcp")
                and not re.search(rf"^#? ?{key} = ", text, re.MULTILINE)]
     assert not missing, f"{table}: {missing} not in config.example.toml"
 

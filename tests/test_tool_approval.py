@@ -172,3 +172,71 @@ async def test_an_mcp_tool_runs_in_a_turn_and_its_secret_never_reaches_a_hosted_
     requests = openai_server.stream_requests()
     assert len(requests) == 2  # the round with the note's result never left
     assert "Z7Q3LXV5TNHR2KWM" not in json.dumps([request.json for request in requests])
+
+
+# -- fastchat ask ------------------------------------------------------------------------------------------
+
+
+def ask_setup(openai_server: OpenAIServer, tmp_path: Path, extra: str = "") -> tuple[dict[str, str], Path]:
+    from tests.helpers import child_env, write_config
+
+    (tmp_path / "proj").mkdir()
+    root = project(tmp_path / "proj")
+    path = write_config(tmp_path, {"hosted": {"kind": "openai", "base_url": openai_server.url, "model": "m",
+                                              "api_key_env": "HOSTED_KEY", "tags": ["hosted"]}})
+    path.write_text(path.read_text() + extra)
+    return child_env(path, data=tmp_path / "data", HOSTED_KEY="sk-test"), root
+
+
+def test_ask_yes_offers_the_tools_that_change_things_and_runs_their_calls(openai_server: OpenAIServer,
+                                                                         tmp_path: Path) -> None:
+    from tests.helpers import fastchat
+
+    env, root = ask_setup(openai_server, tmp_path)
+    openai_server.push(Script(tokens=[], finish_reason="tool_calls", tool_calls=[write_call("x = 1\n")]),
+                       Script(tokens=["Written."]))
+    done = fastchat(env, "ask", "--yes", "write it", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert (root / "app.py").read_text() == "x = 1\n"
+    offered = [tool["function"]["name"] for tool in openai_server.stream_requests()[0].json["tools"]]
+    assert {"write_file", "apply_patch", "run_command"} <= set(offered)
+
+
+def test_ask_without_yes_offers_only_what_reads(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    from tests.helpers import fastchat
+
+    env, root = ask_setup(openai_server, tmp_path)
+    openai_server.push(Script(tokens=["Hello."]))
+    assert fastchat(env, "ask", "hi", cwd=root).returncode == 0
+    offered = {tool["function"]["name"] for tool in openai_server.stream_requests()[0].json["tools"]}
+    assert offered == {"read_file", "list_files", "grep"}
+
+
+def test_ask_declines_a_call_nothing_allows_and_says_how_to_allow_it(openai_server: OpenAIServer,
+                                                                     tmp_path: Path) -> None:
+    from tests.helpers import fastchat
+
+    env, root = ask_setup(openai_server, tmp_path, '[tools]\nallow = ["run_command:pytest *"]\n')
+    openai_server.push(Script(tokens=[], finish_reason="tool_calls", tool_calls=[write_call("y = 2\n")]),
+                       Script(tokens=["I could not write it."]))
+    done = fastchat(env, "ask", "write it", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert (root / "app.py").read_text() == "def main():\n    return 41\n"
+    assert "write_file was not run" in done.stderr and "--yes" in done.stderr
+    [result] = tool_results(openai_server.stream_requests()[1].json)
+    assert DECLINED in result
+
+
+def test_ask_runs_an_mcp_servers_tool(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    from tests.helpers import fastchat
+
+    env, root = ask_setup(openai_server, tmp_path, f'[mcp.calc]\ncommand = "{PY}"\nargs = ["{SERVER}", "stdio"]\n'
+                                                   'startup_timeout_s = 60\n')
+    openai_server.push(Script(tokens=[], finish_reason="tool_calls", tool_calls=[("add", {"a": 20, "b": 22})]),
+                       Script(tokens=["It is 42."]))
+    done = fastchat(env, "ask", "what is 20 + 22?", cwd=root, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "It is 42."
+    [result] = tool_results(openai_server.stream_requests()[1].json)
+    assert result == "42"
+    assert 'add {"a": 20, "b": 22}' in done.stderr

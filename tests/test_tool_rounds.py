@@ -91,7 +91,8 @@ async def test_openai_calls_split_across_chunks_run_and_their_results_go_back(
     assert asked["role"] == "assistant" and asked["content"] == ""
     assert [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"])) for c in asked["tool_calls"]] == [
         ("call_0_0", "read_file", {"path": "src/app.py"}), ("call_0_1", "grep", {"pattern": r"main\(\)"})]
-    assert [(r["tool_call_id"], r["name"]) for r in results] == [("call_0_0", "read_file"), ("call_0_1", "grep")]
+    assert [sorted(r) for r in results] == [["content", "role", "tool_call_id"]] * 2  # no Ollama-only "name"
+    assert [r["tool_call_id"] for r in results] == ["call_0_0", "call_0_1"]
     assert results[0]["content"] == "def main():\n    return 42\n"
     # build/ is ignored, logo.png is binary
     assert results[1]["content"] == "README.md:2: run main()\nsrc/app.py:1: def main():"
@@ -328,3 +329,104 @@ def test_ask_runs_read_only_tools_shows_each_call_on_stderr_and_gives_the_rounds
     openai_server.reset()
     done = fastchat(env, "ask", "--no-tools", "hi", cwd=root)
     assert done.returncode == 0 and "tools" not in openai_server.last.json
+
+
+# -- history -----------------------------------------------------------------------------------------------
+
+
+async def test_history_keeps_every_round_with_its_figures_and_calls(
+        openai_server: OpenAIServer, tmp_path: Path, store: Any) -> None:
+    openai_server.push(
+        Script(tokens=["Checking."], finish_reason="tool_calls", tool_calls=[("list_files", {"path": "src"})]),
+        Script(tokens=["One module."]))
+    spec = source("hosted", openai_server.url)
+    session = session_for(spec, config=config(spec), store=store)
+    await run(Conversation(session, tools=toolbox(project(tmp_path))), "what is in src?")
+    await session.aclose()
+    chat_id = session.recorder.chat_id
+    messages = store.messages(chat_id, alternatives=True)
+    replies = [m.reply for m in messages if m.reply is not None]
+    assert [m.role for m in messages] == ["user", "assistant", "assistant"]  # both rounds under the one prompt
+    assert [(r.tool_round, r.alternative, r.status) for r in replies] == [(1, True, "complete"), (2, False, "complete")]
+    assert json.loads(replies[0].tool_calls) == [{"id": "call_0_0", "name": "list_files", "arguments": '{"path": "src"}'}]
+    assert replies[1].tool_calls is None
+    assert all(r.ttft_s is not None and r.total_s is not None and r.output_tokens for r in replies)
+    assert store.context(chat_id) == [{"role": "user", "content": "what is in src?"},
+                                      {"role": "assistant", "content": "One module."}]
+
+
+# -- routing -----------------------------------------------------------------------------------------------
+
+
+async def test_a_turn_asked_to_run_tools_routes_as_an_agent_task(
+        openai_server: OpenAIServer, ollama_server: OllamaServer, tmp_path: Path) -> None:
+    fast = source("fast", openai_server.url, "hosted", "fast")
+    local = SourceConfig("local", "ollama", ollama_server.url, "test-model:latest", tags=["local"], timeout_s=5)
+    session = session_for(fast, local, config=config(local, fast), routed=True)
+    session.selected = "auto"
+    conversation = Conversation(session, tools=toolbox(project(tmp_path)))
+    turns = finished(await run(conversation, "hi", SendOptions(tools=True)))
+    assert [(t.source, t.route.task) for t in turns] == [("fast", "agent")]
+    assert "tools" in openai_server.last.json
+    turns = finished(await run(conversation, f"is {SECRET} still valid?", SendOptions(tools=True)))
+    assert [(t.source, t.route.task) for t in turns] == [("local", "sensitive")]
+    await session.aclose()
+    assert len(openai_server.stream_requests()) == 1
+
+
+def test_route_explains_the_agent_routing(tmp_path: Path) -> None:
+    from tests.helpers import child_env, fastchat, write_config
+
+    path = write_config(tmp_path, {
+        "fast": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "tags": ["hosted", "fast"]},
+        "local": {"kind": "ollama", "base_url": "http://127.0.0.1:9", "model": "x", "tags": ["local"]}})
+    done = fastchat(child_env(path, data=tmp_path / "data"), "route", "--tools", "--json", "fix the failing test")
+    out = json.loads(done.stdout)
+    assert (out["task"], out["source"]) == ("agent", "fast") and out["reason"].startswith("agent: agent requested")
+
+
+async def test_a_model_that_takes_no_tools_is_asked_again_without_them(
+        ollama_server: OllamaServer, tmp_path: Path) -> None:
+    from fastchat_tui.conversation import Notice
+
+    ollama_server.push(Script(status=400, error_body={"error": "registry.ollama.ai/library/gemma:2b does not support tools"}),
+                       Script(tokens=["Hello."]))
+    spec = SourceConfig("local", "ollama", ollama_server.url, "test-model:latest", tags=["local"], timeout_s=5)
+    session = session_for(spec, config=config(spec), key=None)
+    events = await run(Conversation(session, tools=toolbox(project(tmp_path))), "hi")
+    await session.aclose()
+    first, second = ollama_server.stream_requests()
+    assert "tools" in first.json and "tools" not in second.json
+    assert Notice("local: test-model:latest takes no tools; sent without them") in events
+    assert finished(events)[-1].text == "Hello." and session.messages[-1] == {"role": "assistant", "content": "Hello."}
+
+
+# -- the chat ----------------------------------------------------------------------------------------------
+
+
+async def test_the_transcript_shows_each_call_folded_and_ctrl_o_shows_the_results(
+        openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastchat_tui.ui.app import FastchatApp
+    from tests.helpers import until
+    from tests.test_app import SIZE
+    from tests.test_tui_reasoning import shown
+
+    monkeypatch.chdir(project(tmp_path))
+    openai_server.push(
+        Script(tokens=[], finish_reason="tool_calls", tool_calls=[("read_file", {"path": "src/app.py"})]),
+        Script(tokens=["It returns 42."], ttft_s=1.5))  # long enough to see the status bar name round 2
+    spec = SourceConfig("hosted", "openai", openai_server.url, "m", tags=["hosted"], timeout_s=10)
+    app = FastchatApp(Config(sources={"hosted": spec}, default_source="hosted"), probe_on_start=False,
+                      session=session_for(spec, config=config(spec)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"what does main return?", "enter")
+        await until(pilot, lambda: "round 2" in app.status.text)  # the second request is on its way
+        await until(pilot, lambda: app.last_rounds is not None and not app.chat.pending)
+        await pilot.pause()
+        text = shown(app)
+        assert '⚙ read_file {"path": "src/app.py"} · 26 B ·' in text and "It returns 42." in text
+        assert "2 rounds · model" in text and "return 42" not in text.replace("returns 42", "")  # folded
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: not app.chat.pending)
+        await pilot.pause()
+        assert "round 1 · ⚙ read_file" in shown(app) and "def main(): return 42" in shown(app)

@@ -41,11 +41,11 @@ async def test_a_reply_without_its_model_offers_the_pull_which_runs_while_the_ch
                     and any("pulls it" in note for note in notes(app)))
         turn = app.conversation.last_turn
         assert turn is not None and turn.error is not None and turn.error.kind is ErrorKind.NOT_FOUND
-        assert "local: qwen3:0.6b is not installed. Ctrl+O pulls it, in the background" in " ".join(notes(app))
+        assert "local: qwen3:0.6b is not installed. Alt+P pulls it, in the background" in " ".join(notes(app))
         assert not app.pull_bar.text
-        await pilot.press("ctrl+o")
+        await pilot.press("alt+p")
         await until(pilot, lambda: "% pulling " in app.pull_bar.text)
-        assert app.pull_bar.text.startswith("⇣ local/qwen3:0.6b  [") and app.pull_bar.text.endswith("Ctrl+O cancels")
+        assert app.pull_bar.text.startswith("⇣ local/qwen3:0.6b  [") and app.pull_bar.text.endswith("Alt+P cancels")
         await pilot.press(*"again")  # the prompt takes keys while the pull goes on
         assert app.prompt_input.text == "again" and app._pull is not None
         await until(pilot, lambda: any(note.startswith("local: qwen3:0.6b is installed") for note in notes(app)))
@@ -66,7 +66,7 @@ async def test_the_pull_key_again_cancels_the_pull(tmp_path, spawn_server):
     async with app.run_test(size=SIZE) as pilot:
         app.start_pull("local", QWEN.name)
         await until(pilot, lambda: "% pulling " in app.pull_bar.text)
-        await pilot.press("ctrl+o")
+        await pilot.press("alt+p")
         await until(pilot, lambda: any("the pull of qwen3:0.6b was cancelled; Ollama keeps what it downloaded" in n
                                        for n in notes(app)))
         assert app._pull is None and not app.pull_bar.text
@@ -85,7 +85,7 @@ async def test_the_picker_pulls_a_configured_model_that_is_not_installed(tmp_pat
                     and not app.screen.asking)
         picker = app.screen
         assert isinstance(picker, SourcePicker)
-        await pilot.press("ctrl+o")  # on the source's row: nothing to pull there
+        await pilot.press("alt+p")  # on the source's row: nothing to pull there
         await until(pilot, lambda: any("Only a configured Ollama model" in n for n in notes(app)))
         assert isinstance(app.screen, SourcePicker)
         for _ in range(3):  # the ! row is below the source's
@@ -93,9 +93,9 @@ async def test_the_picker_pulls_a_configured_model_that_is_not_installed(tmp_pat
                 await pilot.press("down")
         assert picker.highlighted in picker.pullable
         flag_row = str(picker.query_one("OptionList").get_option(f"local/{QWEN.name}").prompt.renderables[0])
-        assert "configured · not listed · Ctrl+O pulls it" in flag_row
-        assert "Ctrl+O pulls a missing model" in picker.hint()
-        await pilot.press("ctrl+o")
+        assert "configured · not listed · Alt+P pulls it" in flag_row
+        assert "Alt+P pulls a missing model" in picker.hint()
+        await pilot.press("alt+p")
         await until(pilot, lambda: not isinstance(app.screen, SourcePicker))
         await until(pilot, lambda: QWEN.name in server.cards and app._pull is None)
         app.action_pick_source()

@@ -14,6 +14,13 @@ source's :class:`~fastchat_tui.sources.base.SourceNote` is shown as one),
 question holds its stream until it is answered (``answer``/``decline``), then the stream goes on: with the
 request sent again when the user gave a key or confirmed, else it ends. A front end that cannot ask (``ask``,
 ``review``) declines at once, and the reply's error says what to do.
+
+A prompt sent with tools (:mod:`fastchat_tui.tool_rounds`; ``[tools] enabled``) takes rounds: each reply that asks
+for tools is followed by its tools' :class:`~fastchat_tui.tool_rounds.ToolStarted` and
+:class:`~fastchat_tui.tool_rounds.ToolFinished`, then the next request with their results, until a reply asks for
+none or ``max_rounds`` is reached; :class:`~fastchat_tui.tool_rounds.RoundsEnded` closes such a turn. Each round is
+a request of its own (its own route check, meter and history row), and its results pass the data boundary as
+earlier messages do.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from fastchat_tui.race import ColumnEvent, Race, race
 from fastchat_tui.routing import Route
 from fastchat_tui.secrets_scan import Finding
 from fastchat_tui.selection import Selection
-from fastchat_tui.session import SensitiveRefusal, Session
+from fastchat_tui.session import SensitiveRefusal, Session, runs_tools
 from fastchat_tui.sources.base import ErrorKind, ModelChosen, ReasoningDelta, SourceError, SourceNote, TextDelta, ToolCall
 from fastchat_tui.tool_rounds import (
     Round,
@@ -45,7 +52,7 @@ from fastchat_tui.tool_rounds import (
     ToolStarted,
     exchange,
 )
-from fastchat_tui.turn import ENDED_NORMALLY, SendOptions, Turn
+from fastchat_tui.turn import SendOptions, Turn
 
 if TYPE_CHECKING:
     from fastchat_tui.store import Store
@@ -236,8 +243,11 @@ class Conversation:
 
     def _with_tools(self, options: SendOptions) -> SendOptions:
         """``options`` offering the toolbox, when the request takes tools (``options.tools``, else ``[tools]
-        enabled``): the first of up to ``max_rounds`` rounds, none remembered on its own: the conversation keeps
-        the last (:meth:`_turns`), and history files the later ones beside the first (:meth:`_next_round`)."""
+        enabled``): the first of up to ``max_rounds`` rounds. A reply that asks for tools is not kept (the session
+        leaves it out), the reply that ends the turn is, and history files the later rounds beside the first
+        (:meth:`_next_round`). Tools
+        asked for by name (``--tools``) make the turn an ``agent`` task, routed to the fast source (a sensitive
+        prompt still goes local only); tools offered by default leave the prompt's own kind to decide."""
         settings = self.session.config.tools
         if options.offered or not (settings.enabled if options.tools is None else options.tools):
             return options
@@ -245,7 +255,8 @@ class Conversation:
             from fastchat_tui.tools import toolbox
 
             self.tools = toolbox(settings, changes=self.changes)
-        return replace(options, offered=self.tools.specs(), rounds_left=settings.max_rounds - 1, remember=False, round=1)
+        task = options.task or ("agent" if options.tools else None)  # asked for by name: an agent task's route
+        return replace(options, offered=self.tools.specs(), rounds_left=settings.max_rounds - 1, round=1, task=task)
 
     def send(self, prompt: str, options: SendOptions | None = None) -> AsyncGenerator[ConversationEvent, None]:
         """Send ``prompt`` (assembled already: :meth:`assemble`) with the chat's choices (:meth:`choice`); while
@@ -289,14 +300,14 @@ class Conversation:
             question = self._question(turn.error if turn else None, turn)
             if turn is not None and turn.options.rounds_left is not None and question is None:
                 rounds.rounds.append(Round(turn))
-                if turn.tool_calls and turn.status in ENDED_NORMALLY and turn.options.rounds_left > 0:
+                if runs_tools(turn):
                     async with aclosing(self._round(rounds.rounds[-1])) as steps:
                         async for step in steps:
                             yield step
                     events = self.session.stream(turn.prompt, self._next_round(turn, rounds.rounds[-1]))
                     continue
-                if turn.answered and turn.status != "cancelled":
-                    self.session.keep(turn)
+                if turn.options.round > 1 and turn.answered and turn.status != "cancelled":
+                    self.session.keep(turn)  # a later round (sent in a group, not remembered): the turn's answer
                 if len(rounds.rounds) > 1 or turn.tool_calls:  # a reply that ran no tools was an ordinary one
                     yield RoundsEnded(rounds, limit_hit=bool(turn.tool_calls) and turn.options.rounds_left <= 0)
                 return
@@ -358,7 +369,7 @@ class Conversation:
         options = turn.options
         options = replace(options, exchange=(*options.exchange, *exchange(turn.text, turn.tool_calls, done.results)),
                           round=options.round + 1, rounds_left=(options.rounds_left or 0) - 1,
-                          group=self.session.follow_up(turn))
+                          group=self.session.follow_up(turn), remember=False)
         name = turn.source or ""
         task = turn.route.task if turn.route else "chat"
         spec = self.session.config.sources.get(name)

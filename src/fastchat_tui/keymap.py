@@ -79,13 +79,15 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.toggle_thinking", "ctrl+t", "show or hide the thinking of the last reply"),
     _action("app.route_reason", "ctrl+l", "auto mode: say in full where the last prompt went and why (its reply's "
             "header line shows the reason, cut to the width)"),
+    _action("app.tool_results", "ctrl+o", "show in full the results of the last turn's tool calls (each shows "
+            "folded, one line)"),
     _action("app.page_up", "pageup", "scroll the transcript up a page"),
     _action("app.page_down", "pagedown", "scroll the transcript down a page"),
     _action("app.select_block", "ctrl+g", "select the last reply's last code block, to copy or save it (again: leave)"),
     _action("app.apply_changes", "ctrl+s", "preview the file changes the last reply proposes, to apply them hunk by hunk"),
     _action("app.undo_changes", "ctrl+underscore", "undo the last applied change: the files go back to what they were "
             "(Ctrl+/ sends this key in most terminals)"),
-    _action("app.pull_model", "ctrl+o", "pull (download) the Ollama model the last reply lacked, in the background; "
+    _action("app.pull_model", "alt+p", "pull (download) the Ollama model the last reply lacked, in the background; "
             "again: cancel the pull"),
     _action("app.command_palette", "ctrl+p", "open the command palette (switch source, templates, themes...)"),
     _action("app.quit", "ctrl+q", "quit"),
@@ -110,7 +112,7 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("picker.up", "up", "highlight the row before"),
     _action("picker.page_down", "pagedown", "move the highlight ten rows down"),
     _action("picker.page_up", "pageup", "move the highlight ten rows up"),
-    _action("picker.pull", "ctrl+o", "pull (download) the highlighted Ollama model that is not installed"),
+    _action("picker.pull", "alt+p", "pull (download) the highlighted Ollama model that is not installed"),
     _action("picker.close", "escape", "close the picker, choosing nothing"),
     _action("first_run.pick_source", "f2", "first-run help: pick a source anyway"),
     _action("first_run.close", "escape", "close the first-run help"),

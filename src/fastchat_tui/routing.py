@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-TASKS = ("completion", "long", "sensitive", "review", "chat")
+TASKS = ("completion", "long", "sensitive", "review", "chat", "agent")
+"""Task kinds; ``agent`` is a turn the user asked to run tools (``--tools``): rounds of tool calls, decided by steady
+throughput and by how latency adds up over the rounds. Only a command names it (the task model never guesses it)."""
 
 # Tokens a reply of each kind usually needs, for the predicted completion time.
-EXPECTED_TOKENS = {"completion": 80, "chat": 400, "review": 700, "long": 1500, "sensitive": 400}
+EXPECTED_TOKENS = {"completion": 80, "chat": 400, "review": 700, "long": 1500, "sensitive": 400, "agent": 400}
 
 # What a source is assumed to do before any reply from it was measured: (TTFT s, decode tok/s).
 PRIORS = {"local": (0.2, 40.0), "fast": (0.35, 1000.0), "hosted": (0.8, 90.0)}
@@ -114,6 +116,7 @@ def default_rules(default: Sequence[str] = ("tag:hosted",)) -> list[Rule]:
         Rule(("sensitive",), ("tag:local",), ("tag:local",)),
         Rule(("completion",), ("tag:local",), ("tag:fast", "tag:hosted")),
         Rule(("long",), ("tag:fast",), ("tag:hosted", "tag:local")),
+        Rule(("agent",), ("tag:fast",), ("tag:hosted", "tag:local")),
         Rule(("review", "chat"), default, rest),
     ]
 

@@ -69,6 +69,8 @@ OVERRIDE = ("--allow-sensitive (fastchat ask/review), or yes when the chat asks,
             "chat's earlier turns; a later prompt that looks sensitive is asked about again")
 """What the user's override of the data boundary does, in the words every refusal uses."""
 EARLIER_TURN = "an earlier turn of this chat"
+SCANNED_KEPT = 512
+"""How many earlier messages' scans a session remembers (:meth:`Session._scanned`)."""
 """Where a finding is when it holds the chat (:attr:`Session.held`)."""
 
 
@@ -213,6 +215,8 @@ class Session:
         self._choices = ModelChoices()
         """Models sent in place of sources' default ones that their servers lack (:mod:`fastchat_tui.model_choice`)."""
         self._closing: set[asyncio.Future[None]] = set()
+        self._scans: dict[str, tuple[Finding, ...]] = {}
+        """What the detector found in earlier messages, by their text (:meth:`_scanned`)."""
         self._replacing: tuple[Turn, Turn] | None = None
         """(a retry that kept nothing, the reply kept before it, back in the context): a retry of the first
         replaces the second (:meth:`retry`)."""
@@ -458,7 +462,7 @@ class Session:
                 self._retried(retried, turn, before)
 
     def _retried(self, retried: Turn, turn: Turn | None, before: Turn | None) -> None:
-        if turn is not None and turn.options.remember and turn.answered:
+        if turn is not None and turn.options.remember and turn.answered and not runs_tools(turn):
             self.keep(turn)
         elif before is not None:
             self.keep(before)
@@ -561,7 +565,7 @@ class Session:
                             yield earlier
                     elif index != winner:
                         continue  # a loser's end: recorded by its own stream
-                    if type(event) is Finished and options.remember and shown.answered:
+                    if type(event) is Finished and options.remember and shown.answered and not runs_tools(shown):
                         self.keep(shown)
                     yield event
             if shown is None and last is not None:  # every copy failed before any output
@@ -671,9 +675,21 @@ class Session:
 
     def _findings(self, request: Request) -> tuple[Finding, ...]:
         """What looks sensitive in ``request`` (else what holds the chat): the one place a request's parts meet
-        the detector."""
-        return find_sensitive(request.prompt, request.attachments, request.history, scanner=self.scanner,
-                              system=request.system) or ((self.held,) if self.held else ())
+        the detector. An earlier message (a tool result too) is scanned once, not again with every request that
+        carries it: a turn's rounds each add their results, and the round trip must not grow with them."""
+        found = find_sensitive(request.prompt, request.attachments, scanner=self.scanner, system=request.system)
+        earlier = [finding for text in request.history for finding in self._scanned(text)]
+        return tuple(dict.fromkeys((*found, *earlier))) or ((self.held,) if self.held else ())
+
+    def _scanned(self, text: str) -> tuple[Finding, ...]:
+        """What looks sensitive in an earlier message, remembered for the last :data:`SCANNED_KEPT` of them."""
+        found = self._scans.get(text)
+        if found is None:
+            found = find_sensitive("", history=(text,), scanner=self.scanner)
+            if len(self._scans) >= SCANNED_KEPT:
+                del self._scans[next(iter(self._scans))]
+            self._scans[text] = found
+        return found
 
     def _turns(self) -> list[dict[str, str]]:
         """The conversation's messages after its system prompt."""
@@ -743,7 +759,7 @@ class Session:
                 meter.input_tokens = context.messages_tokens(self._sent(turn.source or "", turn.options, messages))
         if self.recorder:
             self.recorder.end(turn)
-        if turn.options.remember and turn.options.group is None and turn.answered:
+        if turn.options.remember and turn.options.group is None and turn.answered and not runs_tools(turn):
             self.keep(turn)
 
     async def _attempts(self, turn: Turn, messages: Sequence[Message],
@@ -946,6 +962,12 @@ class Session:
             await source.aclose()
         self._sources.clear()
         self._stand_ins.clear()
+
+
+def runs_tools(turn: Turn) -> bool:
+    """``turn`` ended asking for tools that its turn runs next (:mod:`fastchat_tui.conversation`): it is not the
+    turn's answer, so it is not kept; the reply that ends the turn is."""
+    return bool(turn.tool_calls) and (turn.options.rounds_left or 0) > 0 and turn.status in ENDED_NORMALLY
 
 
 def _refuses_tools(error: SourceError) -> bool:

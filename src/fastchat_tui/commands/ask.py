@@ -91,6 +91,9 @@ def add_tools_option(parser: argparse.ArgumentParser) -> None:
                         help="let the model run the read-only tools (read_file, list_files, grep) in the working "
                              "directory, round after round; each call is shown on stderr (default: [tools] enabled, "
                              "which is on)")
+    parser.add_argument("--yes", action="store_true",
+                        help="also offer the tools that change the project (write_file, apply_patch, run_command) and "
+                             "run every call without asking; without it, only calls [tools] allow names run")
 
 
 def column_list(text: str) -> list[str]:
@@ -160,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         return race_replies(session, prompt, columns, options, mode="race" if args.race else "compare",
                             as_json=args.json)
     return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args),
-                        stream=not args.no_stream)
+                        stream=not args.no_stream, yes=args.yes)
 
 
 def contenders(config: Config, entries: Sequence[str]) -> list[Contender]:
@@ -186,10 +189,11 @@ def contenders(config: Config, entries: Sequence[str]) -> list[Contender]:
 
 
 def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json: bool, reasoning: bool,
-                 stream: bool = True) -> int:
+                 stream: bool = True, yes: bool = False) -> int:
     """Send ``prompt``, stream the answer to stdout (and, with ``reasoning``, the reasoning to stderr) as it
     comes, report the end; returns the exit code. Without ``stream`` the answer is written in one write
-    when the reply ends (``--no-stream``).
+    when the reply ends (``--no-stream``). The turn's tools are :func:`~fastchat_tui.commands.tool_setup.command_tools`'
+    (``yes``: ``--yes``).
 
     Both streams pass a :class:`~fastchat_tui.keys.StreamRedactor`: a key the server echoes is redacted
     even when it comes split between chunks. While the source prepares (a model loading, a long prompt
@@ -208,11 +212,13 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
 
     async def main() -> None:
         nonlocal answering
-        from fastchat_tui.conversation import Conversation, Notice, Question
+        from fastchat_tui.commands.tool_setup import command_tools, declined_note
+        from fastchat_tui.conversation import Conversation, NeedsApproval, Notice, Question
         from fastchat_tui.tool_rounds import RoundsEnded, ToolFinished, call_line, rounds_line
 
         try:
-            async with aclosing(Conversation(session).send(prompt, options)) as events:
+            async with command_tools(session.config, wanted=options.tools, yes=yes, note=note) as box, \
+                    aclosing(Conversation(session, tools=box).send(prompt, options)) as events:
                 async for event in events:
                     if type(event) is TextDelta:
                         if not answering:  # the answer starts below the reasoning
@@ -236,6 +242,10 @@ def stream_reply(session: Session, prompt: str, options: SendOptions, *, as_json
                             note(retrying_text(event.source, event.error, event.attempt, event.delay))
                     elif type(event) is Routed or type(event) is Finished:
                         seen[:] = [event.turn]
+                    elif isinstance(event, NeedsApproval):  # no one to ask: the model is told, stderr says why
+                        event.decline()
+                        with waiting.aside():
+                            note(declined_note(event.call.name if event.call else "the tool"))
                     elif isinstance(event, Question):  # no one to ask: the reply's error says what to do
                         event.decline()
                     elif isinstance(event, Notice):

@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         fail("warning: no terminal to read the keyboard from (/dev/tty); printing the review instead")
 
     return stream_reply(session, prompt, options, as_json=args.json, reasoning=shows_reasoning(args),
-                        stream=not args.no_stream)
+                        stream=not args.no_stream, yes=args.yes)
 
 
 def _note_hosted(config: Config, options: SendOptions, *, auto: bool) -> None:

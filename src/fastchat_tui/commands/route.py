@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allow-sensitive", action="store_true",
                         help="route as the real request would with this override (see fastchat ask --help)")
     parser.add_argument("--task", choices=("review",), help="the task kind a command names itself (fastchat review)")
+    parser.add_argument("--tools", action="store_true",
+                        help="route as ask --tools would: an agent task (rounds of tool calls), to the fast source "
+                             "unless the prompt looks sensitive (then local only)")
     parser.set_defaults(run=run)
 
 
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     prompt, attachments = gather(args.prompt, args.file, config)
     prompt = with_files(prompt, attachments)  # as ask -f sends it
     session = Session.open(config, record=False)  # load_config has checked the [router] table
-    options = SendOptions(source=args.source, max_tokens=args.max_tokens, task=args.task,
+    options = SendOptions(source=args.source, max_tokens=args.max_tokens, task=args.task or ("agent" if args.tools else None),
                           attachments=tuple(attachments), allow_sensitive=args.allow_sensitive)
     try:
         out = session.decide(prompt, options).as_dict()

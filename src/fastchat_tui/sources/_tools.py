@@ -103,6 +103,15 @@ def ollama_calls(calls: object, first: int = 0) -> list[ToolCall]:
     return found
 
 
+def openai_messages(messages: Sequence[Message]) -> Sequence[Message]:
+    """``messages`` as the chat completions API takes them: a tool result is its ``tool_call_id`` and ``content``
+    (the ``name`` kept beside it is Ollama's, and strict servers refuse fields they do not know)."""
+    if not any(m.get("role") == "tool" for m in messages):
+        return messages
+    return [{key: value for key, value in m.items() if key != "name"} if m.get("role") == "tool" else m
+            for m in messages]
+
+
 def ollama_messages(messages: Sequence[Message]) -> list[Mapping[str, Any]]:
     """``messages`` as Ollama takes them: an assistant's tool calls with their arguments as objects, a tool result
     with the ``tool_name`` it answers (Ollama pairs results by name and order, not by id)."""

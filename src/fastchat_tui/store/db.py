@@ -47,7 +47,7 @@ from fastchat_tui.store.connection import connect, damage_error
 from fastchat_tui.store.repair import TABLES, Salvage, damaged, salvage
 
 DB_NAME = "history.db"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_S = 10.0
 STALE_STREAM_S = 6 * 3600
 INTERRUPTED = "interrupted"
@@ -212,6 +212,13 @@ MIGRATIONS: list[str] = [
         WHERE p.chat_id = messages.chat_id AND p.role = 'user' AND p.id < messages.id) WHERE role = 'user';
     UPDATE chats SET leaf_id = (SELECT max(m.id) FROM messages m WHERE m.chat_id = chats.id AND m.role = 'user');
     CREATE INDEX messages_prompts ON messages (chat_id, parent_id) WHERE role = 'user';
+    """,
+    # 9: tools. A turn with tools takes one reply per round, all filed under its prompt (the last one kept), each
+    # with its own figures; tool_round is the reply's round (NULL: no tools were offered), tool_calls the tools it
+    # asked for, as JSON: [{"id", "name", "arguments"}] (NULL: none).
+    """
+    ALTER TABLE replies ADD COLUMN tool_round INTEGER;
+    ALTER TABLE replies ADD COLUMN tool_calls TEXT;
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -27,7 +27,8 @@ from fastchat_tui.store.recorder import ChatRecorder
 _REPLY_COLUMNS = (
     "source, model, task, route_reason, fallback_from, fallback_reason, status, error_kind, error_message, "
     "finish_reason, ttft_s, decode_tps, e2e_tps, server_tps, total_s, output_tokens, tokens_exact, input_tokens, "
-    "cost_usd, started_at, ended_at, reasoning_tokens, reasoning_exact, time_to_answer_s, end_note, alternative"
+    "cost_usd, started_at, ended_at, reasoning_tokens, reasoning_exact, time_to_answer_s, end_note, alternative, "
+    "tool_round, tool_calls"
 )
 _MESSAGE_COLUMNS = ("m.id, m.chat_id, m.role, m.content, m.created_at, r.reasoning, r.message_id, "
                     + ", ".join(f"r.{name.strip()}" for name in _REPLY_COLUMNS.split(",")))

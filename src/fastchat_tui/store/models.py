@@ -107,6 +107,10 @@ class ReplyInfo:
     alternative: bool = False
     """One of several replies to its prompt (a race's column, a hedged request's copy, a reply retried) that is
     not the one kept for the conversation."""
+    tool_round: int | None = None
+    """The reply's round in a turn with tools (``None``: no tools were offered)."""
+    tool_calls: str | None = None
+    """The tools it asked for, as JSON ``[{"id", "name", "arguments"}]`` (``None``: none)."""
 
     @property
     def incomplete(self) -> bool:

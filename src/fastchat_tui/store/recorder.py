@@ -21,6 +21,7 @@ sent again is still one prompt, with one kept reply.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import time
@@ -58,6 +59,19 @@ class _Route(Protocol):
 class _Options(Protocol):
     @property
     def group(self) -> str | None: ...
+    @property
+    def round(self) -> int: ...
+    @property
+    def rounds_left(self) -> int | None: ...
+
+
+class _ToolCall(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> str: ...
 
 
 class _Error(Protocol):
@@ -102,6 +116,8 @@ class RecordedTurn(Protocol):
     def finish_reason(self) -> str | None: ...
     @property
     def end_note(self) -> str | None: ...
+    @property
+    def tool_calls(self) -> Sequence[_ToolCall]: ...
     @property
     def started_at(self) -> float: ...
     @property
@@ -417,7 +433,7 @@ class ChatRecorder(Generic[S]):
             " status = ?, error_kind = ?, error_message = ?, finish_reason = ?, ttft_s = ?, decode_tps = ?, e2e_tps = ?,"
             " server_tps = ?, total_s = ?, output_tokens = ?, tokens_exact = ?, input_tokens = ?, cost_usd = ?,"
             " updated_at = ?, ended_at = ?, writer_pid = ?, reasoning = coalesce(?, reasoning), reasoning_tokens = ?,"
-            " reasoning_exact = ?, time_to_answer_s = ?, end_note = ? WHERE message_id = ?",
+            " reasoning_exact = ?, time_to_answer_s = ?, end_note = ?, tool_round = ?, tool_calls = ? WHERE message_id = ?",
             (
                 turn.source, turn.model, route.task if route else None, route.reason if route else None,
                 turn.fallback_from, redact(turn.fallback_reason) if turn.fallback_reason else None,
@@ -430,7 +446,11 @@ class ChatRecorder(Generic[S]):
                 spend, now, now if final else None, None if final else os.getpid(),
                 reasoning, reading.reasoning_tokens if reading else None,
                 int(reading.reasoning_exact) if reading else 0, reading.time_to_answer_s if reading else None,
-                turn.end_note if final else None, message_id,
+                turn.end_note if final else None,
+                turn.options.round if turn.options.rounds_left is not None else None,
+                json.dumps([{"id": c.id, "name": c.name, "arguments": self.mask(redact(c.arguments))}
+                            for c in turn.tool_calls]) if turn.tool_calls else None,
+                message_id,
             ),
         )
         if final:

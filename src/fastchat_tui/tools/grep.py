@@ -67,7 +67,7 @@ class Grep:
                         continue
                     if looks_binary(data):
                         continue
-                    name = self.roots.name(root, path)
+                    name = self.roots.name(path)
                     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
                         if regex.search(line):
                             shown = line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…"

@@ -41,14 +41,14 @@ class ListFiles:
 
         def listing(stop: threading.Event) -> str:
             if not under.is_dir():
-                raise ToolError(f"{self.roots.name(root, under)} is not a directory")
+                raise ToolError(f"{self.roots.name(under)} is not a directory")
             names: list[str] = []
             size = 0
             try:
                 for path in walk(root, under, limit=LIST_LIMIT):
                     if stop.is_set():
                         break
-                    name = self.roots.name(root, path)
+                    name = self.roots.name(path)
                     if pattern and not (fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(path.name, pattern)):
                         continue
                     names.append(name)

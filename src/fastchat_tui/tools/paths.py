@@ -42,7 +42,7 @@ class Roots:
     def shown(self) -> str:
         return ", ".join(str(root) for root in self.all)
 
-    def name(self, root: Path, path: Path) -> str:
+    def name(self, path: Path) -> str:
         """``path`` as the model is shown it: relative to the working directory when it is in it."""
         try:
             return path.relative_to(self.cwd).as_posix() or "."

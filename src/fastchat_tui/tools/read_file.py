@@ -32,9 +32,9 @@ class ReadFile:
         self.roots = roots
 
     async def run(self, arguments: Mapping[str, Any], limit: int) -> str:
-        root, path = self.roots.resolve(arguments.get("path"))
+        _, path = self.roots.resolve(arguments.get("path"))
         start, end = _line(arguments, "start_line"), _line(arguments, "end_line")
-        name = self.roots.name(root, path)
+        name = self.roots.name(path)
 
         def read(stop: threading.Event) -> str:
             if not path.is_file():

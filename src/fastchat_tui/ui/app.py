@@ -30,6 +30,7 @@ from fastchat_tui.race import ColumnEvent
 from fastchat_tui.selection import Selection
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import Probe
+from fastchat_tui.tool_rounds import RoundsEnded, call_line
 from fastchat_tui.turn import SendOptions
 from fastchat_tui.ui.attach_files import AttachFiles
 from fastchat_tui.ui.changes import Changes
@@ -86,6 +87,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
         bind("app.toggle_thinking", "toggle_thinking", "Thinking"),
         bind("app.toggle_thinking", "no_thinking", show=False),  # the same key, while no reply has thinking
         bind("app.route_reason", "route_reason", "Why", show=False),
+        bind("app.tool_results", "tool_results", "Tool results", show=False),
         bind("app.drop_file", "drop_file", "Drop file"),  # in the footer while the next prompt has files
         bind("app.pull_model", "pull_model", "Pull", show=False),
         bind("app.page_up", "page_transcript(-1)", "Scroll up", priority=True),  # in the footer once it scrolls
@@ -138,6 +140,8 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
         self.warmup = Warmup()
+        self.last_rounds: RoundsEnded | None = None
+        """The rounds of the chat's last turn that ran tools (Ctrl+O shows their results)."""
         self._typed = ""
         """The last prompt as the user gave it (before its template): put back in the box when it is not sent."""
         self._reply_worker: Worker[None] | None = None
@@ -333,6 +337,8 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
         finally:
             reply.end()
             self.call_after_refresh(self.show_branch)  # a prompt sent after an edit made a branch (not once closing)
+            if reply.rounds is not None:
+                self.last_rounds = reply.rounds
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),
@@ -426,6 +432,20 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
         """Ctrl+T while no reply has a thinking block: say so, rather than do nothing."""
         self.notify("No reply here has thinking to show: the model sent none. The palette's Thinking: on asks "
                     "for it, where the model can think.", timeout=5)
+
+    def action_tool_results(self) -> None:
+        """Ctrl+O: the last turn's tool calls with their results in full, in the transcript (each call shows folded,
+        one line, as it runs)."""
+        ended = self.last_rounds
+        if ended is None:
+            self.notify("No tool ran in this chat yet: when the model asks for one, its call shows as a ⚙ line.",
+                        timeout=4)
+            return
+        for number, done in enumerate(ended.rounds.rounds, 1):
+            for result in done.results:
+                self.chat.add_notice(f"round {number} · {call_line(result)}\n{result.text}",
+                                     "warning" if result.error else "information")
+        self.chat.resume_following()
 
     def action_route_reason(self) -> None:
         """Ctrl+L: where the last prompt went and why, in full, in the transcript (the reply's header line and the

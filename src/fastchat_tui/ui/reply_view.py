@@ -38,6 +38,8 @@ class ReplyView:
         self.stage: tuple[str, float] | None = None  # the Preparing stage going on, and when it began
         self.hedged: Hedged | None = None
         """How auto mode hedged the reply streaming now (``[router] hedge``), if it did."""
+        self.rounds: RoundsEnded | None = None
+        """The rounds of the last turn that ran tools, once it ended."""
 
     def _entry(self) -> ReplyEntry:
         if self.entry is None:
@@ -82,8 +84,8 @@ class ReplyView:
             self.show_selection(route=self.route_line(self.turn))
         elif isinstance(event, Attempt):
             self.turn, self.stage = event.turn, None
-            rounds = event.turn.options.rounds_left is not None
-            waiting = f"round {event.turn.options.round} · waiting for first token…" if rounds else "waiting for first token…"
+            number = event.turn.options.round
+            waiting = f"round {number} · waiting for first token…" if number > 1 else "waiting for first token…"
             self.show_selection(route=self.route_line(event.turn), meter=waiting)
             self.bindings()  # nothing to retry while it streams
         elif isinstance(event, Fallback):
@@ -100,7 +102,8 @@ class ReplyView:
         elif isinstance(event, ToolFinished):
             self.chat.add_notice(call_line(event.result), "warning" if event.result.error else "information")
         elif isinstance(event, RoundsEnded):
-            self.chat.add_notice(rounds_line(event), "information")
+            self.rounds = event
+            self.chat.add_notice(rounds_line(event) + " · Ctrl+O shows the results", "information")
 
     def route_line(self, turn: Turn) -> str:
         """Where the prompt went and why, for the status bar."""
