@@ -124,7 +124,8 @@ async def test_a_schema_7_history_becomes_one_branch_per_chat(tmp_path: Path, op
     path = tmp_path / "history.db"
     _schema_7_file(path)
     with Store.open(path) as store:
-        assert store.warning is None and SCHEMA_VERSION == 8
+        assert store.warning is None
+        assert store._read(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION
         [branch] = store.branches(4)
         assert (branch.prompt_ids, branch.active, branch.count) == ((10, 12, 15), True, 1)
         assert store.chat(4).branches == 1  # type: ignore[union-attr]
@@ -147,7 +148,7 @@ async def test_a_schema_7_history_becomes_one_branch_per_chat(tmp_path: Path, op
         assert [len(b.prompt_ids) for b in store.branches(4)] == [4, 2]
         await session.aclose()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (8,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
 
 
 async def test_a_secret_in_any_branch_keeps_the_chat_on_private_sources(spawn_server) -> None:

@@ -62,7 +62,7 @@ async def test_remapped_keys_from_the_config_work_and_show_in_footer_placeholder
         assert app.prompt_input.text == "one\ntwo"
 
         descriptions = {command.title: command.help for command in app.get_system_commands(app.screen)}
-        assert descriptions["Chats"].endswith("(Ctrl+O)") and descriptions["Compare sources"].endswith("(F9)")
+        assert descriptions["Chats"].endswith("(Ctrl+\\)") and descriptions["Compare sources"].endswith("(F9)")
 
         await pilot.press("ctrl+backslash")
         await until(pilot, lambda: isinstance(app.screen, ChatsScreen) and app.screen.is_mounted)
