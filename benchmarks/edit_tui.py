@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
 from fastchat_tui.edits import UndoLog, apply_plan, find_changes, plan_changes  # noqa: E402
+from fastchat_tui.keymap import active_keys  # noqa: E402
 from fastchat_tui.ui.app import FastchatApp  # noqa: E402
 from fastchat_tui.ui.screens.apply_changes import ApplyChanges  # noqa: E402
 from tests.servers import ServerProcess  # noqa: E402
@@ -85,7 +86,7 @@ async def one_run(work: Path, server: ServerProcess, run: int) -> dict[str, floa
         entered = time.perf_counter()
         app.simulate_key("enter")
         done = await until(lambda: bool(app.changes.proposals))
-        app.simulate_key("ctrl+f")
+        app.simulate_key(active_keys("app.apply_changes", app.config.keys)[0])
 
         def painted() -> bool:
             screen = app.screen

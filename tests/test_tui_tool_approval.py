@@ -4,6 +4,7 @@ against a loopback server that asks for the calls."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,25 @@ def test_the_approval_dialog_snapshot(snap_compare, tmp_path: Path, dead_url: st
 
     app = FastchatApp(make_config(tmp_path, {"fast": ("openai", dead_url)}), probe_on_start=False)
     assert snap_compare(app, run_before=open_dialog, terminal_size=(100, 30))
+
+
+async def test_an_allowed_commands_output_streams_into_the_transcript(tmp_path: Path, project: Path,
+                                                                      openai_server: OpenAIServer) -> None:
+    from dataclasses import replace
+
+    from fastchat_tui.config import ToolsConfig
+    from tests.test_app import visible_text
+
+    command = f"{sys.executable} -c \"print('first line'); print('second line')\""
+    openai_server.push(Script(tokens=[], finish_reason="tool_calls", tool_calls=[("run_command", {"command": command})]),
+                       Script(tokens=["Ran it."]))
+    config = make_config(tmp_path, {"fast": ("openai", openai_server.url)})
+    config = replace(config, tools=ToolsConfig(allow=(f"run_command:{sys.executable} *",)))
+    app = FastchatApp(config, probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"run it", "enter")
+        await until(pilot, lambda: not app.streaming and app.conversation.last_turn is not None
+                    and app.conversation.last_turn.text == "Ran it.")
+        screen = visible_text(app)
+        assert "│ first line" in screen and "│ second line" in screen
+        assert not isinstance(app.screen, ApproveTool)

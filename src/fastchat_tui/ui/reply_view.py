@@ -20,6 +20,7 @@ from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, Te
 from fastchat_tui.tool_rounds import RoundsEnded, ToolFinished, ToolOutput, ToolStarted, call_line, rounds_line
 from fastchat_tui.turn import Turn
 from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus, ThinkingFigures
+from fastchat_tui.ui.command_output import CommandOutput
 from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
@@ -40,6 +41,7 @@ class ReplyView:
         """How auto mode hedged the reply streaming now (``[router] hedge``), if it did."""
         self.rounds: RoundsEnded | None = None
         """The rounds of the last turn that ran tools, once it ended."""
+        self.output = CommandOutput(chat)
 
     def _entry(self) -> ReplyEntry:
         if self.entry is None:
@@ -99,7 +101,9 @@ class ReplyView:
             self.status.show(meter=f"round {event.round} · running {event.call.name}…")
         elif isinstance(event, ToolOutput):
             self.status.show(meter=f"round {event.round} · {event.call.name}: {event.text[-120:]}")
+            self.output.line(event)
         elif isinstance(event, ToolFinished):
+            self.output.finished(event.result.call.id)
             self.chat.add_notice(call_line(event.result), "warning" if event.result.error else "information")
         elif isinstance(event, RoundsEnded):
             self.rounds = event
