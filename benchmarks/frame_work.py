@@ -51,9 +51,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 
+import compare_e2e  # noqa: E402
 import long_session  # noqa: E402
-from compare_e2e import SCENARIOS as COMPARE_SCENARIOS  # noqa: E402
-from compare_e2e import SIZE, last_chat  # noqa: E402
 from corpus import tokens as corpus_tokens  # noqa: E402
 
 
@@ -65,7 +64,7 @@ class Scenario:
 
 
 SCENARIOS = {
-    **{spec: Scenario(int(spec.split("x")[0]), float(spec.split("x")[1]), 1) for spec in COMPARE_SCENARIOS.split(",")},
+    **{spec: Scenario(int(spec.split("x")[0]), float(spec.split("x")[1]), 1) for spec in compare_e2e.SCENARIOS.split(",")},
     **{f"long{columns}": Scenario(columns, long_session.RATE, long_session.REPLIES) for columns in (1, 2)},
 }
 HEARTBEAT = 0.001
@@ -96,6 +95,8 @@ class Record:
     wall: float = 0.0
     idle_passes: int = 0
     """Screen updates that wrote nothing."""
+    full_collect: float = 0.0
+    """CPU of a full collection (``gc.collect()``) half a second after the last reply."""
 
 
 class Probe:
@@ -110,9 +111,9 @@ class Probe:
         self._gc_start = 0.0
 
     def install(self) -> None:
+        from textual._compositor import Compositor
         from textual.app import App
         from textual.screen import Screen
-        from textual._compositor import Compositor
 
         self._frame_around(Screen, "_on_timer_update")
         self._frame_around(App, "_display")
@@ -220,7 +221,7 @@ async def drive(config_path: Path, records: list[Path], scenario: Scenario, prob
 
     app = FastchatApp(load(config_path))
     app.driver_class = counting_driver(probe)
-    async with app.run_test(size=SIZE, headless=False) as pilot:
+    async with app.run_test(size=compare_e2e.SIZE, headless=False) as pilot:
         beat = asyncio.get_running_loop().create_task(probe.heartbeat())
         await until(lambda: app.warmup.done is not None and app.warmup.done.done(), 30, "the warm-up")
         if scenario.columns > 1:
@@ -237,18 +238,22 @@ async def drive(config_path: Path, records: list[Path], scenario: Scenario, prob
             probe.active = True
             wall, cpu = time.perf_counter(), time.thread_time()
             await pilot.press("enter")
-            await until(lambda: all(last_chat_done(record, reply) for record in records), 120, f"reply {reply}'s servers")
+            await until(lambda n=reply: all(last_chat_done(record, n) for record in records), 120, f"reply {reply}'s servers")
             await until(lambda: drawn(app), 60, f"reply {reply} drawn")
             await pilot.pause(0.05)
             probe.record.loop_cpu += time.thread_time() - cpu
             probe.record.wall += time.perf_counter() - wall
             probe.active = False
+        await pilot.pause(0.5)
+        start = time.thread_time()
+        gc.collect()
+        probe.record.full_collect = time.thread_time() - start
         beat.cancel()
 
 
 def last_chat_done(record: Path, n: int) -> bool:
     try:
-        last_chat(record, n, timeout=0)
+        compare_e2e.last_chat(record, n, timeout=0)
     except TimeoutError:
         return False
     return True
@@ -331,6 +336,7 @@ def summary(runs: list[Record]) -> dict[str, Any]:
         pauses = [[cpu * ms for gen, cpu in run.gc if gen == generation] for run in runs]
         figures[f"gc{generation}_ms"] = stats(pauses)
         figures[f"gc{generation}_count"] = statistics.median(len(run) for run in pauses)
+    figures["full_collect_ms"] = stats([[run.full_collect * ms] for run in runs])
     figures["gc_max_ms"] = max((cpu * ms for run in runs for _, cpu in run.gc), default=0.0)
     return figures
 
@@ -343,7 +349,8 @@ def print_table(results: dict[str, dict[str, Any]]) -> None:
     rows = [("frame CPU ms (all)", "cpu_ms"), ("  layout", "layout_ms"), ("  render", "render_ms"), ("  write", "write_ms"),
             ("cycle CPU ms", "cycle_ms"), ("loop CPU / frame ms", "loop_cpu_per_frame_ms"), ("bytes / frame", "bytes"),
             ("loop block, wall ms", "block_wall_ms"), ("loop block, CPU ms", "block_cpu_ms"),
-            ("GC gen 0 ms", "gc0_ms"), ("GC gen 1 ms", "gc1_ms"), ("GC gen 2 ms", "gc2_ms")]
+            ("GC gen 0 ms", "gc0_ms"), ("GC gen 1 ms", "gc1_ms"), ("GC gen 2 ms", "gc2_ms"),
+            ("gc.collect() after, ms", "full_collect_ms")]
     for name, figures in results.items():
         print(f"\n{name}: {figures['frames_per_run']:.0f} frames a run ({figures['frames_per_s']:.1f} a second, "
               f"{figures['idle_passes_per_run']:.0f} passes that wrote nothing); GC passes a run: "
@@ -371,7 +378,8 @@ def main() -> None:
     if unknown := [name for name in names if name not in SCENARIOS]:
         sys.exit(f"unknown scenario {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
-    print(f"fastchat work per frame, headless {SIZE[0]}x{SIZE[1]}: {args.tokens:,}-token replies, {args.runs} runs a scenario "
+    width, height = compare_e2e.SIZE
+    print(f"fastchat work per frame, headless {width}x{height}: {args.tokens:,}-token replies, {args.runs} runs a scenario "
           f"(each in a fresh process), {os.cpu_count()} cores, load average before {load}")
     results, raw = {}, {}
     for name in names:
