@@ -68,6 +68,8 @@ SCENARIOS = {
     **{f"long{columns}": Scenario(columns, long_session.RATE, long_session.REPLIES) for columns in (1, 2)},
 }
 HEARTBEAT = 0.001
+SETTLE = 0.4
+"""Seconds measured after each reply is drawn: what the app does once a reply ends (a collection, say) counts."""
 
 
 # -- the probe, in the run's own process ------------------------------------------------------------
@@ -240,7 +242,7 @@ async def drive(config_path: Path, records: list[Path], scenario: Scenario, prob
             await pilot.press("enter")
             await until(lambda n=reply: all(last_chat_done(record, n) for record in records), 120, f"reply {reply}'s servers")
             await until(lambda: drawn(app), 60, f"reply {reply} drawn")
-            await pilot.pause(0.05)
+            await pilot.pause(SETTLE)
             probe.record.loop_cpu += time.thread_time() - cpu
             probe.record.wall += time.perf_counter() - wall
             probe.active = False
@@ -319,7 +321,7 @@ def spread(values: list[float]) -> float:
     return (max(values) - min(values)) / middle if middle else 0.0
 
 
-def summary(runs: list[Record]) -> dict[str, Any]:
+def summary(runs: list[Record], replies: int) -> dict[str, Any]:
     ms = 1000.0
     figures: dict[str, Any] = {
         "frames_per_run": statistics.median(len(run.frames) for run in runs),
@@ -329,6 +331,7 @@ def summary(runs: list[Record]) -> dict[str, Any]:
     for key in ("cpu", "cycle", "layout", "render", "write"):
         figures[f"{key}_ms"] = stats([[getattr(frame, key) * ms for frame in run.frames] for run in runs])
     figures["bytes"] = stats([[float(frame.bytes) for frame in run.frames] for run in runs])
+    figures["loop_cpu_per_reply_ms"] = stats([[run.loop_cpu / replies * ms] for run in runs])
     figures["loop_cpu_per_frame_ms"] = stats([[run.loop_cpu / max(1, len(run.frames)) * ms] for run in runs])
     figures["block_wall_ms"] = stats([[run.block_wall * ms] for run in runs])
     figures["block_cpu_ms"] = stats([[run.block_cpu * ms] for run in runs])
@@ -347,7 +350,8 @@ def mark(spread_: float) -> str:
 
 def print_table(results: dict[str, dict[str, Any]]) -> None:
     rows = [("frame CPU ms (all)", "cpu_ms"), ("  layout", "layout_ms"), ("  render", "render_ms"), ("  write", "write_ms"),
-            ("cycle CPU ms", "cycle_ms"), ("loop CPU / frame ms", "loop_cpu_per_frame_ms"), ("bytes / frame", "bytes"),
+            ("cycle CPU ms", "cycle_ms"), ("loop CPU / frame ms", "loop_cpu_per_frame_ms"),
+            ("loop CPU / reply ms", "loop_cpu_per_reply_ms"), ("bytes / frame", "bytes"),
             ("loop block, wall ms", "block_wall_ms"), ("loop block, CPU ms", "block_cpu_ms"),
             ("GC gen 0 ms", "gc0_ms"), ("GC gen 1 ms", "gc1_ms"), ("GC gen 2 ms", "gc2_ms"),
             ("gc.collect() after, ms", "full_collect_ms")]
@@ -393,7 +397,8 @@ def main() -> None:
             runs.append(Record(**{**data, "frames": [Frame(**frame) for frame in data["frames"]],
                                   "gc": [tuple(pause) for pause in data["gc"]]}))
         scenario = SCENARIOS[name]
-        results[name] = {"columns": scenario.columns, "rate": scenario.rate, "replies": scenario.replies, **summary(runs)}
+        results[name] = {"columns": scenario.columns, "rate": scenario.rate, "replies": scenario.replies,
+                         **summary(runs, scenario.replies)}
         raw[name] = [asdict(run) for run in runs]
         print_table({name: results[name]})
         sys.stdout.flush()

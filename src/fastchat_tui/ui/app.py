@@ -30,6 +30,7 @@ from fastchat_tui.sources.base import Probe
 from fastchat_tui.turn import SendOptions
 from fastchat_tui.ui.chat_history import ChatHistory
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
+from fastchat_tui.ui.collector import SETTLE_AFTER_S, settle
 from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
@@ -280,6 +281,7 @@ class FastchatApp(CompareMode, ChatHistory, Palette, App[None]):
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
         finally:
             reply.end()
+            self.set_timer(SETTLE_AFTER_S, lambda: settle(lambda: self.streaming))  # what the reply left: see collector
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),
