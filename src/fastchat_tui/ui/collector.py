@@ -2,7 +2,9 @@
 what is not frozen yet (what that reply left), then freeze what survived.
 
 Frozen objects are out of every later pass, so a full pass during the next stream walks only that stream's
-objects instead of the whole transcript (benchmarks/frame_work.py, GC rows).
+objects instead of the whole transcript (benchmarks/frame_work.py, GC rows). The price: frozen objects that die
+later (a folded comparison's columns, a transcript replaced by another chat) are freed by reference counting, but
+cycles among them stay until something unfreezes.
 """
 
 from __future__ import annotations
