@@ -49,6 +49,8 @@ SESSION = "fastchat-compare-bench"
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SIZE = (160, 50)
+SCENARIOS = "1x5000,2x5000,4x1500"
+"""COLUMNSxRATE: the default scenarios (frame_work.py runs the same)."""
 PASSED_ENV = ("PYTHONPATH", "FASTCHAT_CONFIG", "FASTCHAT_DATA_DIR", "XDG_CONFIG_HOME", "COLORTERM", "TERM")
 """Given to the pane with ``tmux new-session -e``: a tmux server already running has its own environment."""
 
@@ -243,7 +245,7 @@ async def race_close_ms(scratch: Path, first: str, runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--scenarios", default="1x5000,2x5000,4x1500",
+    parser.add_argument("--scenarios", default=SCENARIOS,
                         help="COLUMNSxRATE, comma-separated (1 column: the app without compare mode, the reference)")
     parser.add_argument("--tokens", type=int, default=10_000)
     args = parser.parse_args()

@@ -55,6 +55,8 @@ from tui_e2e import med, tmux  # noqa: E402
 TYPED = "QXZWKVYQXZWKVYQXZWKVYQXZWKVY"
 """Letters typed while a reply streams, one every :data:`KEY_EVERY` seconds (none is in the prompt's placeholder)."""
 KEY_EVERY = 0.15
+REPLIES, RATE = 12, 5000.0
+"""The default session: replies in one chat, each at this many tok/s (frame_work.py runs the same)."""
 PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
@@ -245,9 +247,9 @@ def main() -> None:
         serve(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--replies", type=int, default=12)
+    parser.add_argument("--replies", type=int, default=REPLIES)
     parser.add_argument("--tokens", type=int, default=10_000)
-    parser.add_argument("--rate", type=float, default=5000)
+    parser.add_argument("--rate", type=float, default=RATE)
     parser.add_argument("--columns", default="1,2", help="comma-separated column counts (1: the plain chat)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each reply")
     args = parser.parse_args()

@@ -37,6 +37,7 @@ from fastchat_tui.ui.changes import Changes
 from fastchat_tui.ui.chat_history import ChatHistory
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.code_blocks import copy_block, save_block
+from fastchat_tui.ui.collector import SETTLE_AFTER_S, settle
 from fastchat_tui.ui.compare_mode import CompareMode
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import bind, keymap_of, shown_key
@@ -339,6 +340,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             self.call_after_refresh(self.show_branch)  # a prompt sent after an edit made a branch (not once closing)
             if reply.rounds is not None:
                 self.last_rounds = reply.rounds
+            self.set_timer(SETTLE_AFTER_S, lambda: settle(lambda: self.streaming))  # what the reply left: see collector
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),

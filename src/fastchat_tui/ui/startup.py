@@ -13,7 +13,7 @@ import gc
 def preimport() -> None:
     """Import the HTTP clients and load the keyring backend (~0.8 s together), in a thread."""
     import httpx  # noqa: F401  (the Ollama source's client)
-    import openai  # noqa: F401
+    import openai.resources.chat.completions.completions  # noqa: F401  (openai, and what a first request imports lazily)
 
     from fastchat_tui import keys
 
