@@ -390,15 +390,20 @@ async def test_a_model_that_takes_no_tools_is_asked_again_without_them(
     from fastchat_tui.conversation import Notice
 
     ollama_server.push(Script(status=400, error_body={"error": "registry.ollama.ai/library/gemma:2b does not support tools"}),
-                       Script(tokens=["Hello."]))
+                       Script(tokens=["Hello."]), Script(tokens=["Again."]))
     spec = SourceConfig("local", "ollama", ollama_server.url, "test-model:latest", tags=["local"], timeout_s=5)
     session = session_for(spec, config=config(spec), key=None)
-    events = await run(Conversation(session, tools=toolbox(project(tmp_path))), "hi")
-    await session.aclose()
+    conversation = Conversation(session, tools=toolbox(project(tmp_path)))
+    events = await run(conversation, "hi")
     first, second = ollama_server.stream_requests()
     assert "tools" in first.json and "tools" not in second.json
     assert Notice("local: test-model:latest takes no tools; sent without them") in events
     assert finished(events)[-1].text == "Hello." and session.messages[-1] == {"role": "assistant", "content": "Hello."}
+    # the model said so once: the next prompt goes without tools at once, in one request, with no note
+    again = await run(conversation, "and again")
+    await session.aclose()
+    assert len(ollama_server.stream_requests()) == 3 and "tools" not in ollama_server.stream_requests()[2].json
+    assert not any(isinstance(event, Notice) for event in again) and finished(again)[-1].text == "Again."
 
 
 # -- the chat ----------------------------------------------------------------------------------------------

@@ -213,6 +213,8 @@ class Session:
         self._stand_ins: dict[str, Source] = {}
         """Embedded sources running Ollama sources' models while Ollama is not running (:mod:`fastchat_tui.stand_in`)."""
         self._choices = ModelChoices()
+        self._no_tools: set[tuple[str, str | None]] = set()
+        """(source, model) pairs whose server refused a request for its tools: offered none again this session."""
         """Models sent in place of sources' default ones that their servers lack (:mod:`fastchat_tui.model_choice`)."""
         self._closing: set[asyncio.Future[None]] = set()
         self._scans: dict[str, tuple[Finding, ...]] = {}
@@ -785,6 +787,8 @@ class Session:
             turn.model = chosen
             yield ModelChosen(chosen, not_served(spec.kind, spec.model), time.perf_counter(), name)
         await self._check_trained(turn, source, messages, max_tokens)
+        if turn.options.offered and (name, turn.model) in self._no_tools:  # it said so before: not asked again
+            turn.options = replace(turn.options, offered=(), rounds_left=None)
         first_send, retries = None, 0
         while True:
             asked = time.perf_counter()
@@ -811,6 +815,7 @@ class Session:
                     turn.meter = None
                     continue
                 if turn.options.offered and _refuses_tools(error):  # a model without tool support: ask it plainly
+                    self._no_tools.add((name, turn.model))
                     turn.options = replace(turn.options, offered=(), rounds_left=None)
                     yield SourceNote(f"{name}: {turn.model} takes no tools; sent without them", time.perf_counter())
                     turn.meter = None
