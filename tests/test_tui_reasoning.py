@@ -112,7 +112,10 @@ async def test_every_recorded_stream_shows_in_the_transcript(name: str, pace: st
             if not (answered or reasoned or app.conversation.last_turn.status in ("truncated", "empty")):
                 assert replies(app) == [] and not headers(app)  # failed before any output: the notice above
                 return
-            (reply,) = replies(app)
+            # a stream that asks for tools is replayed every round, up to [tools] max_rounds: a round that streamed
+            # reasoning has its entry, and the last one ends the turn
+            *rounds, reply = replies(app)
+            assert not rounds or "toolcall" in name
             check_text(reply.text, expect.answer, "answer")
             check_text(reply.reasoning, expect.reasoning, "reasoning")
             if answered:
@@ -123,14 +126,15 @@ async def test_every_recorded_stream_shows_in_the_transcript(name: str, pace: st
                 assert not headers(app) and not app.check_action("toggle_thinking", ())
                 return
             # the thinking block: collapsed under an answer, open when there is none; Ctrl+T toggles it
-            (header,) = headers(app)
+            *earlier, header = headers(app)  # a tool round's thinking has its block too: the last is the turn's end
+            assert len(earlier) == len(rounds)
             assert HEADER.match(header) and header.startswith("▸" if answered else "▾"), header
             exact = expect.usage.reasoning_tokens if expect.usage else None
             assert (f" {exact:,} tokens " in header) if exact else ("~ tokens" in header), header
             assert (words(expect.reasoning[1]) in text) is not answered
             await pilot.press("ctrl+t")
             await until(pilot, lambda: not app.chat.pending)
-            assert headers(app)[0].startswith("▸" if not answered else "▾")
+            assert headers(app)[-1].startswith("▸" if not answered else "▾")
             assert (words(expect.reasoning[1]) in shown(app)) is answered
 
 

@@ -306,8 +306,11 @@ class Conversation:
                             yield step
                     events = self.session.stream(turn.prompt, self._next_round(turn, rounds.rounds[-1]))
                     continue
-                if turn.options.round > 1 and turn.answered and turn.status != "cancelled":
-                    self.session.keep(turn)  # a later round (sent in a group, not remembered): the turn's answer
+                if turn.options.round > 1 and turn.status != "cancelled":  # a later round: sent in a group
+                    if turn.answered:
+                        self.session.keep(turn)  # the turn's answer
+                    else:
+                        self.session.file_last_round(turn)
                 if len(rounds.rounds) > 1 or turn.tool_calls:  # a reply that ran no tools was an ordinary one
                     yield RoundsEnded(rounds, limit_hit=bool(turn.tool_calls) and turn.options.rounds_left <= 0)
                 return

@@ -16,6 +16,7 @@ request to two sources at once and goes on with the first to start (:meth:`Sessi
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -376,6 +377,12 @@ class Session:
         if self.recorder:
             self.recorder.kept(turn)
             self.recorder.hold(self.held.what if self.held else "")
+
+    def file_last_round(self, turn: Turn) -> None:
+        """A turn with tools ended on ``turn``, its last round, without an answer (the round limit, a model that
+        stopped): history shows that round as the prompt's reply, with how it ended; nothing enters the context."""
+        if self.recorder and not turn.answered:
+            self.recorder.kept(turn)
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -787,8 +794,8 @@ class Session:
             turn.model = chosen
             yield ModelChosen(chosen, not_served(spec.kind, spec.model), time.perf_counter(), name)
         await self._check_trained(turn, source, messages, max_tokens)
-        if turn.options.offered and (name, turn.model) in self._no_tools:  # it said so before: not asked again
-            turn.options = replace(turn.options, offered=(), rounds_left=None)
+        if turn.options.offered and ((name, turn.model) in self._no_tools or not _takes_tools(source)):
+            turn.options = replace(turn.options, offered=(), rounds_left=None)  # it said so before, or takes none
         first_send, retries = None, 0
         while True:
             asked = time.perf_counter()
@@ -900,8 +907,9 @@ class Session:
 
         meter: Meter | None = None
         name, options = turn.source or "", turn.options
+        tools = {"tools": options.offered} if options.offered else {}  # a plugin's source may take none
         stream = source.stream(self._sent(name, options, messages), model=turn.model, max_tokens=max_tokens,
-                               think=options.think, temperature=self._temperature(name, options), tools=options.offered)
+                               think=options.think, temperature=self._temperature(name, options), **tools)
         try:
             async with aclosing(stream):
                 async for event in stream:
@@ -973,6 +981,15 @@ def runs_tools(turn: Turn) -> bool:
     """``turn`` ended asking for tools that its turn runs next (:mod:`fastchat_tui.conversation`): it is not the
     turn's answer, so it is not kept; the reply that ends the turn is."""
     return bool(turn.tool_calls) and (turn.options.rounds_left or 0) > 0 and turn.status in ENDED_NORMALLY
+
+
+def _takes_tools(source: Source) -> bool:
+    """Whether ``source.stream`` takes ``tools`` (the built-in sources do; a plugin's written before tools may not)."""
+    try:
+        parameters = inspect.signature(source.stream).parameters
+    except (TypeError, ValueError):
+        return False
+    return "tools" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 def _refuses_tools(error: SourceError) -> bool:

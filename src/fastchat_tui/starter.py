@@ -59,7 +59,7 @@ EXAMPLES = """\
 # -- Example: key bindings; every id and its default key are in the README's keymap section.
 # [keys]
 # "app.cycle_source" = "f8"  # default f2
-# "app.chats" = "ctrl+o"     # default f3
+# "app.chats" = "ctrl+n"     # default f3
 """
 
 

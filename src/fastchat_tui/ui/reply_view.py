@@ -16,6 +16,7 @@ from fastchat_tui.progress import preparing_text
 from fastchat_tui.retries import retrying_text
 from fastchat_tui.router import fallback_text, hedge_text, status_text
 from fastchat_tui.selection import Selection
+from fastchat_tui.session import runs_tools
 from fastchat_tui.sources.base import ModelChosen, Preparing, ReasoningDelta, TextDelta
 from fastchat_tui.tool_rounds import RoundsEnded, ToolFinished, ToolOutput, ToolStarted, call_line, rounds_line
 from fastchat_tui.turn import Turn
@@ -130,7 +131,8 @@ class ReplyView:
         status = turn.status if turn.ended else "cancelled"
         note = turn.error.shown if turn.error else turn.end_note
         reading = turn.reading()
-        if entry is None and status in ("truncated", "empty"):  # nothing streamed: still say how it ended
+        if entry is None and status in ("truncated", "empty") and not runs_tools(turn):  # nothing streamed: say how
+            # it ended (a round that only asked for tools says so in its calls' lines)
             entry = self.chat.start_reply(self.header(turn))
         if entry is not None:
             if entry.has_thinking and reading is not None:
