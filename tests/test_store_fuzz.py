@@ -102,8 +102,11 @@ def use(path: Path) -> tuple[dict[int, str], list[str]]:
         store.bench_history()
         recorder = store.recorder()
         recorder.on_problem = told.append  # a save that finds the damage says so through the recorder, as in the app
+        before = len(told)
         record(recorder, stored_turn("saved after the damage", "and found again"))
-        assert [hit.chat_title for hit in store.search("saved after the damage")] == ["saved after the damage"]
+        found = [hit.chat_title for hit in store.search("saved after the damage")]
+        # saved and found, or (damage the open's check did not see, such as a broken index) refused and said so
+        assert found == ["saved after the damage"] or any("was not saved" in words for words in told[before:]), told
     return kept, told
 
 
