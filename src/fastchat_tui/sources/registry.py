@@ -15,13 +15,14 @@ claim is no kind: :func:`problems` says why, naming the plugin and its distribut
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
-import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from importlib.metadata import EntryPoint
 
 GROUP = "fastchat_tui.sources"
 """The entry point group a package adds a source kind to."""
@@ -42,7 +43,7 @@ class Kind:
     takes_key: bool = True
     """Whether the key found for a source of this kind (keyring or ``api_key_env``) is passed to the factory
     (``factory(config, api_key)``; ``factory(config)`` otherwise). Every plugin's is (``None`` when there is none)."""
-    entry: importlib.metadata.EntryPoint | None = field(default=None, repr=False)
+    entry: EntryPoint | None = field(default=None, repr=False)
     factory: Callable[..., Any] | None = field(default=None, repr=False)
     problem: str | None = None
 
@@ -68,6 +69,8 @@ BUILT_IN: dict[str, Kind] = {kind.name: kind for kind in (
 def _plugins() -> dict[str, Kind]:
     """The installed plugins by kind (in the order of their names), read from the entry points once; none is
     imported here."""
+    import importlib.metadata  # here: reading the installed distributions costs tens of ms, so only when needed
+
     found: dict[str, Kind] = {}
     for entry in importlib.metadata.entry_points(group=GROUP):
         dist = entry.dist
@@ -111,6 +114,8 @@ def kind(name: str) -> Kind:
         return BUILT_IN[name]
     plugin = _plugins().get(name)
     if plugin is None:
+        import difflib
+
         close = difflib.get_close_matches(name, [*BUILT_IN, *_plugins()], n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise KindError(f"unknown kind '{name}' ({hint}built-in: {', '.join(BUILT_IN)}; "
