@@ -21,8 +21,9 @@ The object made must have the attributes ``name`` and ``model`` (strings: the co
 :class:`Source`: ``stream`` (an async generator of the events below, raising :class:`SourceError` for every
 failure), ``probe``, ``models`` and ``aclose``; a source that lacks one is refused when it is made, with the
 plugin's name. ``stream`` may leave out the ``tools`` parameter: such a source is offered no tools (with it, it
-yields a :class:`ToolCalls` before ``Done`` when the model asks for some). A plugin's source is never sent a prompt that looks sensitive unless the user sets
-``private = true`` on its table: fastchat cannot see where its requests go.
+yields a :class:`ToolCalls` before ``Done`` when the model asks for some). A plugin's source is never sent a
+prompt that looks sensitive unless the user sets ``private = true`` on its table: fastchat cannot see where its
+requests go.
 """
 
 from __future__ import annotations
