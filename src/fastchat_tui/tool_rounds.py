@@ -155,6 +155,10 @@ class Toolbox:
         now = time.perf_counter()
         return ToolResult(call, f"error: {why}", len(why.encode()) + 7, now, now, why)
 
+    def add(self, tools: Sequence[Tool]) -> None:
+        """Offer ``tools`` too (an MCP server's, once it answered), named apart from these already."""
+        self.tools.update((tool.name, tool) for tool in tools)
+
     def specs(self) -> tuple[ToolSpec, ...]:
         """What the model is offered."""
         return tuple(ToolSpec(tool.name, tool.description, tool.parameters) for tool in self.tools.values())

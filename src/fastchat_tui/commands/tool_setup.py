@@ -35,8 +35,8 @@ async def command_tools(config: Config, *, wanted: bool | None, yes: bool,
             for problem in servers.problems:
                 note(problem)
         box = toolbox(config.tools, changes=changes, everything=yes)
-        extra = servers.tools(taken=list(box.tools))
-        yield toolbox(config.tools, changes=changes, extra=extra, everything=yes) if extra else box
+        box.add(servers.tools(taken=list(box.tools)))
+        yield box
     finally:
         await servers.aclose()
 

@@ -35,12 +35,10 @@ class ToolServers:
         await servers.start()
         for problem in servers.problems:
             self.app.notify(plain(problem), severity="warning", timeout=12)
-        current = self.conversation.tools
-        built_in = [tool for tool in current.tools.values() if tool.origin == "built-in"] if current else []
-        box = toolbox(self.config.tools, changes=True, extra=servers.tools(taken=[tool.name for tool in built_in]))
-        if current is not None:
-            box.allowance = current.allowance  # what the user allowed meanwhile stays allowed
-        self.conversation.tools = box
+        box = self.conversation.tools  # kept: what the user allowed meanwhile stays allowed
+        if box is None:
+            box = self.conversation.tools = toolbox(self.config.tools, changes=True)
+        box.add(servers.tools(taken=list(box.tools)))
 
     async def aclose(self) -> None:
         if self.servers is not None:
