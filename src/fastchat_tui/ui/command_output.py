@@ -1,11 +1,13 @@
 """A running command's output in the transcript (``run_command``): its lines added as they come, in batches (a
 batch once a fifth of a second has passed since the last, or every :data:`BATCH` lines), up to :data:`SHOWN` lines
-a call; past that they are counted, and the call's result (Ctrl+O) keeps its start and its end."""
+a call; past that they are counted, and the call's result (``app.tool_results``) keeps its start and its end."""
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
+
+from fastchat_tui.ui.key_hints import shown_key
 
 if TYPE_CHECKING:
     from fastchat_tui.tool_rounds import ToolOutput
@@ -47,5 +49,6 @@ class CommandOutput:
         """The call ended: what is left of its lines, and how many were not shown."""
         self.flush(key)
         if left := self._left.pop(key, 0):
-            self.chat.add_notice(f"│ … {left:,} more lines (Ctrl+O shows the result's start and end)")
+            key = shown_key(self.chat.app, "app.tool_results")
+            self.chat.add_notice(f"│ … {left:,} more lines ({key} shows the result's start and end)")
         self._shown.pop(key, None)

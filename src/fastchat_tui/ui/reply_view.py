@@ -22,6 +22,7 @@ from fastchat_tui.tool_rounds import RoundsEnded, ToolFinished, ToolOutput, Tool
 from fastchat_tui.turn import Turn
 from fastchat_tui.ui.chat_log import ChatLog, ReplyEntry, ReplyStatus, ThinkingFigures
 from fastchat_tui.ui.command_output import CommandOutput
+from fastchat_tui.ui.key_hints import shown_key
 from fastchat_tui.ui.plain import plain
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
@@ -108,7 +109,8 @@ class ReplyView:
             self.chat.add_notice(call_line(event.result), "warning" if event.result.error else "information")
         elif isinstance(event, RoundsEnded):
             self.rounds = event
-            self.chat.add_notice(rounds_line(event) + " · Ctrl+O shows the results", "information")
+            self.chat.add_notice(f"{rounds_line(event)} · {shown_key(self.chat.app, 'app.tool_results')} shows the results",
+                                 "information")
 
     def route_line(self, turn: Turn) -> str:
         """Where the prompt went and why, for the status bar."""
