@@ -577,12 +577,14 @@ class Conversation:
     def new_chat(self) -> None:
         """Start a new conversation (only the system prompt stays); the next reply starts a new saved chat."""
         self.comparison = None
+        self.last_turn = None  # the last reply was the old chat's: nothing to retry or regenerate here
         self.session.new_chat()
 
     def resume(self, chat_id: int) -> None:
         """Continue saved chat ``chat_id``: its messages become the context and new replies join it. Raises
         ``StoreError`` when there is no such chat, ``LookupError`` when no history is kept."""
         self.comparison = None
+        self.last_turn = None  # the last reply was the chat on screen before's, not this one's
         self.session.resume(chat_id)
 
     def prompts(self, like: str | None = None, limit: int = 200) -> list[str]:
@@ -605,7 +607,6 @@ class Conversation:
         Raises ``StoreError`` (no such branch), ``LookupError`` when no history is kept."""
         self._store().switch_branch(chat_id, number)
         self.resume(chat_id)
-        self.last_turn = None
 
     def latest_chat(self) -> int | None:
         """The most recent saved chat (``-c``), if any. Raises ``LookupError`` when no history is kept."""

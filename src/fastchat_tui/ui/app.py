@@ -332,7 +332,8 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
                     else:
                         ask(self, event, refused=self._give_back_prompt)
                         self.refresh_bindings()
-            self.changes.offer(self.conversation.last_turn if view is None else None, self.attachments)
+            if view is None:  # a comparison's kept reply is offered when kept (CompareMode)
+                self.changes.offer(self.conversation.last_turn, self.attachments)
             self.refresh_bindings()  # what a retry can do now that the stream and its questions are over
             self.offer_pull(self.conversation.last_turn)  # a reply whose Ollama model is missing offers its pull
         finally:

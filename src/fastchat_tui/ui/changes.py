@@ -1,7 +1,8 @@
 """A reply's proposed file changes in the chat: offered under the reply, previewed, applied, undone.
 
 After a reply, :func:`fastchat_tui.edits.find_changes` looks for changes in it; when there are some, a line under
-the reply offers them (Ctrl+S). The key plans them against the working directory in a thread (files the turn attached
+the reply offers them (Ctrl+S). So does a saved chat's last reply when the chat is opened again, and a comparison's
+kept reply (on the meter line, as the comparison is on screen). The key plans them against the working directory in a thread (files the turn attached
 are its bases: a file changed since is refused as a conflict), shows the preview (:class:`ApplyChanges`) and
 applies the hunks kept in a thread (atomic and all-or-nothing, with an undo entry); Ctrl+_ (Ctrl+/) undoes the newest entry. A
 plan or apply that fails says why in the chat and writes nothing. With ``[edit] commit = true``, inside a git
@@ -60,18 +61,23 @@ class Changes:
         self._plan: Plan | None = None
         """The change being applied (its diff is what a commit message is asked for)."""
 
-    def offer(self, turn: Turn | None, attachments: list[Attachment]) -> None:
-        """Look for changes in ``turn``'s reply (a complete one); offer them with a line under it."""
+    def offer(self, turn: Turn | None, attachments: list[Attachment], *, say: bool = True) -> str | None:
+        """Look for changes in ``turn``'s reply (a complete one) and offer them: with a line under it, or (``say``
+        false) only in the words returned, for the caller to show. ``None``: the reply proposes none."""
         self.proposals, self.turn = [], turn
         if turn is None or turn.status not in ("complete", "truncated") or not turn.text:
-            return
+            return None
         self.proposals = find_changes(turn.text)
         self.bases = bases_of([*attachments, *turn.options.attachments], self.root)
-        if self.proposals:
-            paths = ", ".join(dict.fromkeys(proposal.path for proposal in self.proposals))
-            count = len(self.proposals)
-            self.chat.add_notice(f"{count} change{'s' * (count != 1)} proposed ({paths}) · "
-                                 f"{shown_key(self.app, 'app.apply_changes')} previews and applies")
+        if not self.proposals:
+            return None
+        paths = ", ".join(dict.fromkeys(proposal.path for proposal in self.proposals))
+        count = len(self.proposals)
+        offered = (f"{count} change{'s' * (count != 1)} proposed ({paths}) · "
+                   f"{shown_key(self.app, 'app.apply_changes')} previews and applies")
+        if say:
+            self.chat.add_notice(offered)
+        return offered
 
     def preview(self) -> None:
         """Plan the last reply's changes in a thread, then show the preview."""

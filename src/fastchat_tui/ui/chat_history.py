@@ -15,6 +15,9 @@ from textual.app import App
 
 from fastchat_tui.conversation import Conversation
 from fastchat_tui.session import Session
+from fastchat_tui.store import StoredMessage
+from fastchat_tui.turn import Turn
+from fastchat_tui.ui.changes import Changes
 from fastchat_tui.ui.chat_log import ChatLog, PastMessage
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import shown_key
@@ -46,6 +49,7 @@ class ChatHistory(Base):
     conversation: Conversation
     comparisons: CompareTurn
     chat: ChatLog
+    changes: Changes
     status: StatusBar
     prompt_input: PromptInput
     editing: Editing | None = None
@@ -107,16 +111,28 @@ class ChatHistory(Base):
         self.comparisons.drop()
         self.action_cancel_reply()
         self.conversation.resume(chat_id)
-        self._load(chat_id, message_id)
+        shown = self._load(chat_id, message_id)
         self._chat_changed()
+        self._offer_saved(shown)
 
-    def _load(self, chat_id: int, message_id: int | None = None, *, before: int | None = None) -> None:
-        """Show the messages of the branch chat ``chat_id`` follows (``before``: those before that prompt)."""
+    def _load(self, chat_id: int, message_id: int | None = None, *, before: int | None = None) -> list[StoredMessage]:
+        """Show the messages of the branch chat ``chat_id`` follows (``before``: those before that prompt); returns
+        them."""
         shown = [stored for stored in self.store.messages(chat_id) if stored.role in ("user", "assistant")]
         if before is not None:
             shown = shown[:next((index for index, stored in enumerate(shown) if stored.id == before), len(shown))]
         hit = next((index for index, stored in enumerate(shown) if stored.id == message_id), None)
         self.chat.load([PastMessage.from_stored(stored) for stored in shown], scroll_to=hit)
+        return shown
+
+    def _offer_saved(self, shown: list[StoredMessage]) -> None:
+        """A saved chat whose last message is a reply proposing file changes offers them, as it did when it came.
+        What the files read then is not kept: the preview diffs against them as they are now."""
+        if len(shown) < 2 or (last := shown[-1]).role != "assistant" or last.reply is None:
+            return
+        reply = last.reply
+        self.changes.offer(Turn(shown[-2].content, source=reply.source, model=reply.model, parts=[last.content],
+                                status=reply.status), [])
 
     def action_new_chat(self) -> None:
         self.comparisons.drop()
@@ -127,6 +143,7 @@ class ChatHistory(Base):
 
     def _chat_changed(self) -> None:
         self.query(AttachmentsView).remove()  # the files belonged to the old conversation
+        self.changes.offer(None, [])  # and so did the changes its last reply proposed
         self.editing = None
         self.status.show(route="", meter="")
         self.show_branch()
@@ -259,8 +276,8 @@ class ChatHistory(Base):
         except (StoreError, LookupError) as exc:
             self.notify(plain(str(exc)), severity="error")
             return
-        self._load(chat_id)
         self._chat_changed()
+        self._offer_saved(self._load(chat_id))
 
     # -- earlier prompts ---------------------------------------------------------------------
 

@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
+from fastchat_tui.attachment import Attachment
 from fastchat_tui.catalog import Catalog, Listing
 from fastchat_tui.config import Config
 from fastchat_tui.conversation import Compared, Conversation
 from fastchat_tui.selection import Selection
 from fastchat_tui.sources.base import Probe
+from fastchat_tui.turn import Turn
+from fastchat_tui.ui.changes import Changes
 from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.compare_turn import CompareTurn
 from fastchat_tui.ui.key_hints import shown_key
@@ -38,6 +41,8 @@ class CompareMode(Base):
     conversation: Conversation
     comparisons: CompareTurn
     chat: ChatLog
+    changes: Changes
+    attachments: list[Attachment]
     status: StatusBar
     compare: list[Pick]
     _compared: list[Pick]
@@ -91,6 +96,7 @@ class CompareMode(Base):
         for notice in event.notes:
             self.chat.add_notice(notice.text, notice.severity)
         view = self.comparisons.start(event.comparison)
+        self.changes.offer(None, [])  # the reply before's changes are no longer the last reply's
         self.status.show(route="", meter="")
         self.refresh_bindings()
         return view
@@ -98,7 +104,14 @@ class CompareMode(Base):
     def on_compare_view_kept(self, message: CompareView.Kept) -> None:
         self.conversation.keep(message.race, message.column)
         if message.view is self.compare_view and message.race is message.view.race:
-            self.status.show(meter=f"kept: {message.column + 1} {message.turn.source}")
+            self._offer_kept(message.column, message.turn)
+
+    def _offer_kept(self, column: int, turn: Turn) -> None:
+        """The meter line says which reply is kept and, once it is complete, the changes it proposes (the key
+        applies them as for a reply of its own)."""
+        offered = self.changes.offer(turn, self.attachments, say=False)
+        self.status.show(meter=f"kept: {column + 1} {turn.source}" + (f" · {offered}" if offered else ""))
+        self.refresh_bindings()
 
     def on_compare_view_ended(self, message: CompareView.Ended) -> None:
         """A comparison has settled: the conversation restores the reply kept before if it keeps none, then asks
@@ -106,6 +119,8 @@ class CompareMode(Base):
         view = message.view
         if view is self.compare_view and message.race is view.race:
             said = self.conversation.settle(view.race)
+            if view.kept is not None and view.race is not None and (kept := view.race.turns[view.kept]) is not None:
+                self._offer_kept(view.kept, kept)  # kept while it streamed, it is whole now
             if said is not None:
                 self.status.show(meter=said)
             elif view.kept is None:
