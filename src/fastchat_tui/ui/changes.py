@@ -2,11 +2,12 @@
 
 After a reply, :func:`fastchat_tui.edits.find_changes` looks for changes in it; when there are some, a line under
 the reply offers them (Ctrl+S). So does a saved chat's last reply when the chat is opened again, and a comparison's
-kept reply (on the meter line, as the comparison is on screen). The key plans them against the working directory in a thread (files the turn attached
-are its bases: a file changed since is refused as a conflict), shows the preview (:class:`ApplyChanges`) and
-applies the hunks kept in a thread (atomic and all-or-nothing, with an undo entry); Ctrl+_ (Ctrl+/) undoes the newest entry. A
-plan or apply that fails says why in the chat and writes nothing. With ``[edit] commit = true``, inside a git
-repository, the files written are committed with the message the model wrote (:mod:`fastchat_tui.commit_message`).
+kept reply (on the meter line, as the comparison is on screen). The key plans them against the working directory in
+a thread (files the turn attached are its bases: a file changed since is refused as a conflict), shows the preview
+(:class:`ApplyChanges`) and applies the hunks kept in a thread (atomic and all-or-nothing, with an undo entry);
+Ctrl+_ (Ctrl+/) undoes the newest entry. A plan or apply that fails says why in the chat and writes nothing. With
+``[edit] commit = true``, inside a git repository, the files written are committed with the message the model wrote
+(:mod:`fastchat_tui.commit_message`).
 """
 
 from __future__ import annotations
