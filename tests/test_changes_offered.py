@@ -74,6 +74,27 @@ async def test_a_saved_chat_opened_again_offers_its_last_replys_changes(tmp_path
         assert [m.content for m in store.messages(chat)][-1] == "Fine."
 
 
+async def test_the_palette_applies_and_undoes_as_the_keys_do(tmp_path, work, openai_server) -> None:
+    openai_server.push(Script(tokens=[whole_file_reply("notes.txt", EDITED)]))
+    app = app_for(tmp_path, {"fast": openai_server})
+    async with app.run_test(size=SIZE) as pilot:
+        def commands() -> dict[str, object]:
+            return {command.title: command for command in app.get_system_commands(app.screen)}
+
+        assert "Apply the proposed changes" not in commands() and "Undo the applied change" not in commands()
+        await send(pilot, app, "edit the notes")
+        apply = commands()["Apply the proposed changes"]
+        assert "Ctrl+S" in apply.help  # type: ignore[attr-defined]
+        apply.callback()  # type: ignore[attr-defined]
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.press("enter")
+        await until(pilot, lambda: (work / "notes.txt").read_text() == EDITED)
+        assert "Apply the proposed changes" not in commands()  # applied: offered no more
+        commands()["Undo the applied change"].callback()  # type: ignore[attr-defined]
+        await until(pilot, lambda: (work / "notes.txt").read_text() == ORIGINAL)
+        assert "Undo the applied change" not in commands()
+
+
 async def test_a_new_chat_offers_neither_the_old_changes_nor_a_regenerate(tmp_path, work, openai_server) -> None:
     openai_server.push(Script(tokens=[whole_file_reply("notes.txt", EDITED)]), Script(tokens=["unwanted"]))
     app = app_for(tmp_path, {"fast": openai_server})

@@ -1,4 +1,5 @@
-"""The chat's entries in the command palette (Ctrl+P): sources, chats, compare mode, bench, templates, thinking.
+"""The chat's entries in the command palette (Ctrl+P): sources, chats, changes, compare mode, bench, templates,
+thinking.
 
 :class:`Palette` is a part of :class:`~fastchat_tui.ui.app.FastchatApp`; each entry calls one of its actions.
 """
@@ -15,6 +16,7 @@ from textual.screen import Screen
 
 from fastchat_tui.config import Config
 from fastchat_tui.conversation import THINKING, Conversation
+from fastchat_tui.ui.changes import Changes
 from fastchat_tui.ui.chat_log import ChatLog
 from fastchat_tui.ui.key_hints import shown_key
 from fastchat_tui.ui.plain import plain
@@ -31,6 +33,7 @@ class Palette(Base):
     config: Config
     conversation: Conversation
     chat: ChatLog
+    changes: Changes
     compare: list[Pick]
 
     if TYPE_CHECKING:
@@ -43,6 +46,10 @@ class Palette(Base):
         def action_edit_prompt(self) -> None: ...
         def switch_branch(self, number: int) -> None: ...
         def branch_commands(self) -> list[tuple[str, int]]: ...
+        def action_apply_changes(self) -> None: ...
+        def action_undo_changes(self) -> None: ...
+        @property
+        def streaming(self) -> bool: ...
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -57,6 +64,12 @@ class Palette(Base):
                             f"({shown_key(self, 'app.search_prompts')})", self.action_search_prompts)
         yield SystemCommand("Edit an earlier prompt", "Put this chat's last prompt in the box; sending it branches the chat "
                             f"there ({shown_key(self, 'app.edit_prompt')}; again: the prompt before)", self.action_edit_prompt)
+        if self.changes.proposals and not self.streaming:
+            yield SystemCommand("Apply the proposed changes", "Preview the last reply's file changes and apply them hunk "
+                                f"by hunk ({shown_key(self, 'app.apply_changes')})", self.action_apply_changes)
+        if self.changes.applied is not None:
+            yield SystemCommand("Undo the applied change", "Restore the files the last change applied in this chat "
+                                f"wrote ({shown_key(self, 'app.undo_changes')})", self.action_undo_changes)
         for label, number in self.branch_commands():
             yield SystemCommand(plain(label), "Show that branch of this chat and continue it "
                                 f"({shown_key(self, 'app.next_branch')}: the next branch)", partial(self.switch_branch, number))
