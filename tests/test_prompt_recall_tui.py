@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from fastchat_tui.config import load
+from fastchat_tui.config import Template, load
 from fastchat_tui.store import Store
 from fastchat_tui.store.db import default_path
 from fastchat_tui.ui.app import FastchatApp
@@ -148,6 +148,29 @@ async def test_editing_an_earlier_prompt_branches_the_chat_and_alt_b_switches(tm
         assert contents(openai_server) == ["one", "a1", "two", "a2", "three"]
         commands = [str(command.title) for command in app.get_system_commands(app.screen)]
         assert "Branch 1 of 2 (now): one" in commands and "Branch 2 of 2: two, edited" in commands
+
+
+async def test_an_edited_templated_prompt_is_not_put_through_the_template_again(tmp_path: Path,
+                                                                             openai_server: OpenAIServer) -> None:
+    openai_server.push(Script(tokens=["a1"]), Script(tokens=["b1"]))
+    app = app_for(tmp_path, openai_server)
+    app.config.templates["explain"] = Template("explain", "Be brief.", "Explain: $input")
+    async with app.run_test(size=SIZE) as pilot:
+        app.set_template("explain")
+        app.prompt_input.insert("recursion")
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None
+                    and turn.ended and turn.text == "a1")
+        await until(pilot, lambda: app._chat_id() is not None)
+        await pilot.press("alt+up")
+        assert app.prompt_input.text == "Explain: recursion"  # as it was saved: what the model was sent
+        app.prompt_input.show("Explain: recursion, in Python")
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None
+                    and turn.ended and turn.text == "b1")
+        messages = openai_server.stream_requests()[-1].wait().json["messages"]
+        assert messages == [{"role": "system", "content": "Be brief."},
+                            {"role": "user", "content": "Explain: recursion, in Python"}]
 
 
 async def test_ctrl_r_regenerates_a_complete_reply_in_place(tmp_path: Path, openai_server: OpenAIServer) -> None:

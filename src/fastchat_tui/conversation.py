@@ -163,14 +163,15 @@ ConversationEvent = (SessionEvent | ColumnEvent | Notice | NeedsKey | NeedsConse
 
 
 def apply_template(template: Template | None, prompt: str,
-                   options: SendOptions) -> tuple[str, SendOptions]:
+                   options: SendOptions, *, render: bool = True) -> tuple[str, SendOptions]:
     """``prompt`` through ``template`` (``-t``, the palette's *Template*), with its system prompt unless the
-    request names one: the one place a template is applied."""
+    request names one: the one place a template is applied. ``render`` false: ``prompt`` went through it already
+    (an earlier prompt as saved, edited): only the system prompt is added."""
     if template is None:
         return prompt, options
     if template.system is not None and options.system is None:
         options = replace(options, system=template.system)
-    return template.render(prompt), options
+    return template.render(prompt) if render else prompt, options
 
 
 class Comparison:
@@ -218,14 +219,16 @@ class Conversation:
 
     # -- sending -----------------------------------------------------------------------------
 
-    def assemble(self, prompt: str, shown: str | None = None,
-                 options: SendOptions | None = None) -> tuple[str, str, SendOptions]:
+    def assemble(self, prompt: str, shown: str | None = None, options: SendOptions | None = None, *,
+                 as_saved: bool = False) -> tuple[str, str, SendOptions]:
         """The prompt as sent, the text the transcript shows (``shown``, else the prompt; with a template, what
-        the model is sent) and the options, the chat's template applied (:func:`apply_template`)."""
+        the model is sent) and the options, the chat's template applied (:func:`apply_template`). ``as_saved``:
+        the prompt is an earlier one as history saved it (edited to branch the chat), its template's text in it
+        already: the template is not rendered around it a second time."""
         options = options or SendOptions()
         if self.template is None:
             return prompt, shown or prompt, options
-        prompt, options = apply_template(self.template, prompt, options)
+        prompt, options = apply_template(self.template, prompt, options, render=not as_saved)
         return prompt, prompt, options
 
     def choice(self, options: SendOptions) -> SendOptions:

@@ -272,24 +272,26 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             self.notify(plain(replies), severity="warning")
             message.prompt_input.give_back(message.text)
             return
-        if self.editing is not None and not self.branch_at_edit():
+        edited = self.editing is not None
+        if edited and not self.branch_at_edit():
             message.prompt_input.give_back(message.text)
             return
         files = self.files_for(message.text)
         if files is None:  # a file named cannot be read: the error is shown, the prompt kept
             message.prompt_input.give_back(message.text)
             return
-        self.send(message.text, files=files)
+        self.send(message.text, files=files, as_saved=edited)
         self.files_sent()
 
     def send(self, prompt: str, *, shown: str | None = None, options: SendOptions | None = None,
-             files: Sequence[Attachment] = ()) -> None:
+             files: Sequence[Attachment] = (), as_saved: bool = False) -> None:
         """Send ``prompt`` in the current conversation (the transcript shows ``shown``, default: the prompt), put
         together with the chat's choices by the conversation; in compare mode, to every compared source at once.
-        ``files`` go after the prompt's text and in its options, where the data boundary checks them."""
+        ``files`` go after the prompt's text and in its options, where the data boundary checks them.
+        ``as_saved``: an earlier prompt edited, as history saved it (see :meth:`Conversation.assemble`)."""
         self.comparisons.fold()
         self._typed = prompt
-        prompt, shown, options = self.conversation.assemble(prompt, shown, options)
+        prompt, shown, options = self.conversation.assemble(prompt, shown, options, as_saved=as_saved)
         if files:
             prompt, options = with_files(prompt, files), replace(options, attachments=(*options.attachments, *files))
         self.chat.add_user(shown)
