@@ -76,14 +76,16 @@ async def retried(pilot: Pilot[None], app: FastchatApp, before: CompareView) -> 
     return await settled(pilot, app)
 
 
-async def test_ctrl_r_after_a_cut_and_a_429_sends_the_comparison_again_to_every_source(tmp_path: Path,
+async def test_ctrl_r_after_a_cut_and_a_429_sends_the_comparison_again_then_regenerates_it(tmp_path: Path,
                                                                                       spawn_server) -> None:
     servers = {name: spawn_server(OpenAIServer) for name in ("a", "cut", "limited")}
-    servers["a"].push(Script(tokens=["First ", "answer."]), Script(tokens=["Second ", "from a."], ttft_s=0.3))
+    servers["a"].push(Script(tokens=["First ", "answer."]), Script(tokens=["Second ", "from a."], ttft_s=0.3),
+                      Script(tokens=["Third ", "from a."]))
     servers["cut"].push(Script(tokens=synthetic_tokens(200), rate_tps=500, cut_after=12),
-                        Script(tokens=["Now ", "whole."]))
+                        Script(tokens=["Now ", "whole."]), Script(tokens=["Whole ", "again."], ttft_s=0.3))
     servers["limited"].push(Script(status=429, headers={"Retry-After": "30"}), Script(tokens=["Now ", "allowed."],
-                                                                                     ttft_s=0.3))
+                                                                                     ttft_s=0.3),
+                            Script(tokens=["Allowed ", "again."], ttft_s=0.3))
     app = FastchatApp(write_config(tmp_path, servers), probe_on_start=False)
     async with app.run_test(size=(160, 40)) as pilot:
         compare(app, *servers)
@@ -106,15 +108,20 @@ async def test_ctrl_r_after_a_cut_and_a_429_sends_the_comparison_again_to_every_
         assert "retrying the comparison on a · a-model, cut · cut-model" in transcript(app)
 
         await pilot.pause()
-        assert not retry_lit(app)  # every column completed: nothing to retry, dimmed
-        await pilot.press("ctrl+r")
-        await pilot.pause(0.3)
-        assert app.compare_view is second and [len(s.stream_requests()) for s in servers.values()] == [2, 2, 2]
+        ctrl_r = app.active_bindings["ctrl+r"]  # every column completed: nothing to retry, but a regenerate
+        assert ctrl_r.binding.description == "Regenerate" and ctrl_r.enabled
+        third = await retried(pilot, app, second)
+        assert [len(server.stream_requests()) for server in servers.values()] == [3, 3, 3]
+        assert sent(servers["cut"])[-1] == [{"role": "user", "content": "hello"}]  # the kept reply left the context
+        assert [column.reply.text for column in third.columns] == ["Third from a.", "Whole again.", "Allowed again."]
+        assert third.kept == 0 and "regenerating the comparison on a · a-model" in transcript(app)
+        assert app.session.messages == [{"role": "user", "content": "hello"},
+                                        {"role": "assistant", "content": "Third from a."}]
 
         await send(pilot, app, "and then?")  # the next prompt carries the one kept answer
         await settled(pilot, app)
         assert sent(servers["a"])[-1][-3:] == [{"role": "user", "content": "hello"},
-                                               {"role": "assistant", "content": "Now whole."},
+                                               {"role": "assistant", "content": "Third from a."},
                                                {"role": "user", "content": "and then?"}]
 
 

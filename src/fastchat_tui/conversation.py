@@ -437,12 +437,22 @@ class Conversation:
         comparison = self.comparison
         return comparison if comparison is not None and not self.asking and comparison.retryable() else None
 
+    def regenerable_comparison(self) -> Comparison | None:
+        """The comparison on screen, once settled with no column to retry and no question open, if a column
+        answered: Ctrl+R sends it again, every column (its replies stay in history as alternatives)."""
+        comparison = self.comparison
+        if comparison is None or self.asking or not comparison.settled or comparison.retryable():
+            return None
+        return comparison if any(turn is not None and turn.answered for turn in comparison.race.turns) else None
+
     def retry(self) -> AsyncGenerator[ConversationEvent, None] | None:
         """Send the last prompt again with the same options: after a comparison with a column to retry, the
         comparison, every column; else the last reply, on the next source of its route. ``None``: nothing to
         retry. The first event says so (a :class:`Notice`, or the comparison's :class:`Compared`)."""
         if (comparison := self.retryable_comparison()) is not None:
             return self._comparing(*self._again(comparison))
+        if (comparison := self.regenerable_comparison()) is not None:
+            return self._comparing(*self._again(comparison, regenerating=True))
         turn = self.retryable()
         if turn is None:
             if (turn := self.regenerable()) is None or turn.source is None:
@@ -517,7 +527,7 @@ class Conversation:
                                        notes=tuple(answered.values()))
 
     def _again(self, old: Comparison, *, confirmed: Collection[str] = (), declined: frozenset[str] = frozenset(),
-               notes: tuple[Notice, ...] = ()) -> tuple[Comparison, tuple[Notice, ...]]:
+               notes: tuple[Notice, ...] = (), regenerating: bool = False) -> tuple[Comparison, tuple[Notice, ...]]:
         """``old``'s prompt again to every one of its columns, with the same picks and options, as a new
         comparison: its replies are ranked like for like, which one column sent again could not be against
         replies made earlier. The comparison before stays in history.
@@ -525,7 +535,8 @@ class Conversation:
         The reply the conversation kept of it leaves the context first, so the columns see the conversation the
         first ones saw; the new comparison's kept reply takes its place, and when it keeps none, that reply goes
         back (:meth:`settle`). ``confirmed``: sources the user let this sensitive prompt go to (for it and its
-        retries only); ``declined``: sources whose question the user declined; ``notes``: what the answers did."""
+        retries only); ``declined``: sources whose question the user declined; ``notes``: what the answers did;
+        ``regenerating``: no column is to retry, every one is sent again all the same (the notice says so)."""
         before = old.race
         answer = before.turns[before.kept] if before.kept is not None else before.replacing
         if answer is not None:
@@ -535,7 +546,8 @@ class Conversation:
         limit = SAME_LIMIT if any(turn is not None and turn.status == "truncated" for turn in before.turns) else ""
         replaces = "; the reply it keeps takes the place of the one kept above" if answer is not None else ""
         again = race(self.session, before.prompt, contenders, before.options, replacing=answer)
-        retrying = Notice(f"retrying the comparison on {', '.join(before.labels)}{limit}{replaces}")
+        verb = "regenerating" if regenerating else "retrying"
+        retrying = Notice(f"{verb} the comparison on {', '.join(before.labels)}{limit}{replaces}")
         return Comparison(again, declined), (*notes, retrying)
 
     def keep(self, the_race: Race | None, column: int) -> Turn | None:

@@ -379,7 +379,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
 
     def action_regenerate(self) -> None:
         """Ctrl+R after a complete reply: regenerate it in place, on its source (the one before stays in history
-        as an alternative)."""
+        as an alternative); after a comparison whose columns all answered, send it again to every column."""
         self.action_retry()
 
     def on_prompt_input_follow_requested(self) -> None:
@@ -475,9 +475,11 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             conversation = self.conversation
             if conversation.retryable() or conversation.retryable_comparison():
                 return True
-            return False if conversation.regenerable() and not self.streaming else None  # then: Regenerate
-        if action == "regenerate":  # Ctrl+R after a complete reply (none of a comparison's columns to retry)
-            return bool(self.conversation.regenerable()) and not self.streaming
+            regenerable = conversation.regenerable() or conversation.regenerable_comparison()
+            return False if regenerable and not self.streaming else None  # then: Regenerate
+        if action == "regenerate":  # Ctrl+R after a complete reply, or a comparison with no column to retry
+            conversation = self.conversation
+            return bool(conversation.regenerable() or conversation.regenerable_comparison()) and not self.streaming
         if action == "next_column":  # only while a comparison shows one column at a time
             view = self.compare_view
             return view is not None and view.single
