@@ -67,7 +67,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     _action("app.interrupt", "ctrl+c", "cancel the streaming reply, as Esc does; when nothing streams, what it does "
             "in any Textual app: copy the prompt's selection, or say which key quits"),
     _action("app.retry", "ctrl+r", "send the last prompt again, when its reply failed, was cancelled, cut or empty; "
-            "after a complete reply, regenerate it in place (the one before stays in history as an alternative)"),
+            "after a complete reply, regenerate it in place (the one before stays in history as an alternative); "
+            "after a comparison, send it again to every column"),
     _action("app.search_prompts", "ctrl+f", "search earlier prompts (this chat's first, then past chats') and put "
             "the one chosen in the prompt box"),
     _action("app.edit_prompt", "alt+up", "edit an earlier prompt of this chat: the last one (press again: the one before) "
