@@ -3,10 +3,13 @@
 A loopback server streams the edited file (a fenced block naming it, ~4 characters a token) at 1,500 tokens/s into
 the headless app (``App.run_test``). Each run times, on the app's clock:
 
-* stream: the server's first to last token (its own clock, the same ``perf_counter`` as the app's);
+* stream: the server's first to last token (its own clock, the same ``perf_counter`` as the app's), and the
+  source's time: the request received to the last token (the server's 50 ms to the first token in it);
 * reply: Enter to the reply ended (the change found and offered under it);
 * to diff: Enter to the preview screen mounted and its diff painted, the apply key pressed as soon as the reply
   ended (so ``to diff - stream`` is what the chat adds: finding the change, planning it in a thread, the screen);
+* fastchat's share: ``to diff`` less the source's time, what the target (the stream plus at most 100 ms) is about:
+  Enter to the request received, and the last token to the diff painted;
 * apply: the preview's Enter to the files written, in a thread worker; and, outside the app, finding and planning
   the change and ``apply_plan`` alone.
 
@@ -98,8 +101,11 @@ async def one_run(work: Path, server: ServerProcess, run: int) -> dict[str, floa
         applied = await until(lambda: app.changes.applied is not None)
     assert (work / "module.py").read_text() == EDITED
     record = server.wait_records(run)[-1]
-    return {"stream_s": record["t_last_sent"] - record["t_first_sent"], "to_diff_s": shown - entered,
-            "reply_s": done - entered, "request_ms": (record["t_received"] - entered) * 1000,
+    return {"stream_ms": (record["t_last_sent"] - record["t_first_sent"]) * 1000,
+            "source_ms": (record["t_last_sent"] - record["t_received"]) * 1000,
+            "share_ms": (shown - entered - (record["t_last_sent"] - record["t_received"])) * 1000,
+            "to_diff_ms": (shown - entered) * 1000,
+            "reply_ms": (done - entered) * 1000, "request_ms": (record["t_received"] - entered) * 1000,
             "tail_ms": (done - record["t_last_sent"]) * 1000, "added_ms": (shown - done) * 1000,
             "apply_ms": (applied - pressed) * 1000}
 
@@ -141,11 +147,13 @@ def main() -> None:
             server.stop()
         outside = [alone(work, text) for _ in range(runs)]
     print(f"whole-file edit of a {LINES}-line file: {len(reply):,} tokens at {RATE:,.0f} tok/s, {runs} runs")
-    print(f"  stream (server: first to last token): {med([r['stream_s'] for r in results], 's')}")
-    print(f"  Enter -> reply ended, change offered: {med([r['reply_s'] for r in results], 's')}")
+    print(f"  stream (server: first to last token): {med([r['stream_ms'] for r in results], 'ms')}")
+    print(f"  source (request received -> last):    {med([r['source_ms'] for r in results], 'ms')}")
+    print(f"  Enter -> reply ended, change offered: {med([r['reply_ms'] for r in results], 'ms')}")
     print(f"    of which Enter -> request received: {med([r['request_ms'] for r in results], 'ms')}")
     print(f"    of which last token -> change found: {med([r['tail_ms'] for r in results], 'ms')}")
-    print(f"  Enter -> diff on screen:              {med([r['to_diff_s'] for r in results], 's')}")
+    print(f"  Enter -> diff on screen:              {med([r['to_diff_ms'] for r in results], 'ms')}")
+    print(f"  fastchat's share (to diff - source):  {med([r['share_ms'] for r in results], 'ms')}")
     print(f"  added (reply ended -> diff painted):  {med([r['added_ms'] for r in results], 'ms')}")
     print(f"  apply (Enter -> written, notice):     {med([r['apply_ms'] for r in results], 'ms')}")
     print(f"  find + plan alone:                    {med([o[0] for o in outside], 'ms')}")

@@ -6,35 +6,47 @@ from typing import ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Input
+from textual.widgets import Footer, Input
 from textual.widgets._footer import FooterKey
 
 from fastchat_tui.ui.widgets.key_footer import KeyFooter
 
 
 class FooterApp(App[None]):
+    FOOTER: type[Footer] = KeyFooter
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "retry", "Retry"),
+        Binding("escape", "cancel", "Cancel"),
         Binding("f4", "compare", "Compare"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.retry_lit = False
+        self.cancel_shown = False
 
     def compose(self) -> ComposeResult:
         yield Input(id="first")
         yield Input(id="second")
-        yield KeyFooter()
+        yield self.FOOTER()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "retry":
             return True if self.retry_lit else None  # shown dim until there is something to retry
+        if action == "cancel":
+            return self.cancel_shown
         return True
 
     def action_retry(self) -> None: ...
 
     def action_compare(self) -> None: ...
+
+    def action_cancel(self) -> None: ...
+
+
+class PlainFooterApp(FooterApp):
+    FOOTER = Footer
 
 
 def keys(app: FooterApp) -> dict[str, FooterKey]:
@@ -60,5 +72,34 @@ async def test_the_keys_stay_while_they_show_the_same_and_change_when_one_does()
         app.refresh_bindings()
         await pilot.pause()
         after = keys(app)
-        assert not after["ctrl+r"].has_class("-disabled") and after["ctrl+r"] is not before["ctrl+r"]
-        assert [key.description for key in after.values()] == [key.description for key in before.values()]
+        assert not after["ctrl+r"].has_class("-disabled") and not after["ctrl+r"]._disabled
+        assert after == before  # enabled in place: the same widgets, in the same order
+
+
+async def test_a_key_that_comes_or_goes_is_the_only_one_mounted_or_removed_and_the_footer_reads_as_textuals() -> None:
+    """Esc appears at Enter and goes at the reply's end: the other keys stay the widgets they were. What shows
+    is what Textual's own footer, composing every key anew, shows for the same bindings."""
+    ours, plain = FooterApp(), PlainFooterApp()
+    async with ours.run_test(size=(80, 6)) as pilot, plain.run_test(size=(80, 6)) as plain_pilot:
+        await pilot.pause()
+        before = keys(ours)
+        assert "escape" not in before
+        for cancel_shown, retry_lit in ((True, False), (False, True), (True, True), (False, False)):
+            for app in (ours, plain):
+                app.cancel_shown, app.retry_lit = cancel_shown, retry_lit
+                app.refresh_bindings()
+            await pilot.pause()
+            await plain_pilot.pause()
+            now = keys(ours)
+            assert ("escape" in now) == cancel_shown
+            assert all(now[key] is widget for key, widget in before.items())  # none of the others composed again
+            assert [(key.key, key.has_class("-disabled")) for key in ours.query(FooterKey)] == \
+                [(key.key, key.has_class("-disabled")) for key in plain.query(FooterKey)]
+            assert _footer_text(ours) == _footer_text(plain)
+
+
+def _footer_text(app: FooterApp) -> list[str]:
+    """The footer's cells as text and styles, as the compositor has them."""
+    footer = app.query_one(Footer)
+    return [strip.text + repr([segment.style for segment in strip]) for strip in app.screen._compositor.render_strips()
+            [footer.region.y:footer.region.bottom]]

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from fastchat_tui import __version__
 from fastchat_tui.config import is_loopback_url
 from fastchat_tui.context import ollama_options
+from fastchat_tui.sources import tls
 from fastchat_tui.sources._tools import BadToolCall, ollama_calls, ollama_messages
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
@@ -190,7 +191,9 @@ class OllamaSource:
                 timeout=httpx.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP)),
                 event_hooks={"request": [_stamper(loopback_check(self.config))]},
                 follow_redirects=False,  # see sources._util.redirect_error
-                transport=None if proxied else httpx.AsyncHTTPTransport(),  # a transport of its own: no proxy
+                verify=tls.context(httpx),
+                # a transport of its own: no proxy
+                transport=None if proxied else httpx.AsyncHTTPTransport(verify=tls.context(httpx)),
             )
         return self._client
 

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastchat_tui.keys import redact
 from fastchat_tui.presets import PRESETS
+from fastchat_tui.sources import tls
 from fastchat_tui.sources._tools import BadToolCall, ToolCallParts, openai_messages
 from fastchat_tui.sources._util import (
     ERROR_BODY_CAP,
@@ -155,6 +156,7 @@ class OpenAISource:
         self._openai, self._httpx = openai, httpx2
         t = self.config.timeout_s
         timeout = httpx2.Timeout(t, connect=min(t, CONNECT_TIMEOUT_CAP))
+        verify = tls.context(httpx2)
         # Headers the SDK would otherwise take from the environment (OPENAI_ORG_ID,
         # OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS) belong to OpenAI, not to whatever
         # server this source points at: send exactly our key, or no Authorization at all.
@@ -179,7 +181,8 @@ class OpenAISource:
             http_client=openai.DefaultAsyncHttpxClient(
                 timeout=timeout, event_hooks={"request": [_stamper(loopback_check(self.config))],
                                               "response": [self._refuse]},
-                follow_redirects=False, transport=None if proxied else httpx2.AsyncHTTPTransport()),
+                follow_redirects=False, verify=verify,
+                transport=None if proxied else httpx2.AsyncHTTPTransport(verify=verify)),
         )
         return self._client
 

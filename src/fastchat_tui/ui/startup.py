@@ -1,4 +1,5 @@
-"""The chat's start-up work off the first paint's way: the HTTP clients imported in a thread, the collector tuned.
+"""The chat's start-up work off the first paint's way: the HTTP clients imported and their TLS contexts built in a
+thread, the collector tuned.
 
 A request must not start before the clients are imported (:meth:`Warmup.wait`): the ``openai`` SDK looks
 ``httpx`` up in ``sys.modules`` and finds it half-imported if the thread is still importing it at that moment.
@@ -11,13 +12,17 @@ import gc
 
 
 def preimport() -> None:
-    """Import the HTTP clients and load the keyring backend (~0.8 s together), in a thread."""
+    """Import the HTTP clients, build their TLS contexts, load the keyring backend and the router's task model
+    (~0.9 s together), in a thread: each was the first request's work, on the event loop."""
     import httpx  # noqa: F401  (the Ollama source's client)
     import openai.resources.chat.completions.completions  # noqa: F401  (openai, and what a first request imports lazily)
 
-    from fastchat_tui import keys
+    from fastchat_tui import keys, task_model
+    from fastchat_tui.sources import tls
 
+    tls.warm()
     keys.warm()
+    task_model.model()
 
 
 def tune_gc() -> None:

@@ -1,9 +1,12 @@
-"""The footer of keys: Textual's `Footer`, composed again only when the keys it shows change.
+"""The footer of keys: Textual's `Footer`, changed only where the keys it shows change.
 
 Textual's footer builds all its keys anew whenever the screen's bindings are refreshed (each focus
 change, each check of what Ctrl+R or Esc can do, several times a reply), even when every key, its
 label and whether it is enabled are as before. Each time that is a layout of the footer, and a dozen
-removed key widgets that hold one another until the garbage collector's next full pass.
+removed key widgets that hold one another until the garbage collector's next full pass. Building the
+dozen again costs some 50 ms of the event loop's time (styles, layout, first render): at Enter, when
+Esc starts to cancel, that was spent before the request left. So a key that stays is kept, and only a
+key that comes or goes is mounted or removed.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Hashable
 
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 __all__ = ["KeyFooter"]
 
@@ -44,4 +48,45 @@ class KeyFooter(Footer):
         shown = self._showing()
         if shown != self._shown:
             self._shown = shown
+            await self._update_keys()
+
+    async def _update_keys(self) -> None:
+        """What `recompose` would show, reached by keeping every key widget that stays (its enabled state and
+        tooltip updated), mounting the new ones in place and removing those gone. Keys in groups, or keys
+        that moved, are composed again."""
+        composed = list(self.compose())
+        wanted = [key for key in composed if isinstance(key, FooterKey)]
+        old = [key for key in self.children if isinstance(key, FooterKey)]
+        if len(wanted) != len(composed) or len(old) != len(self.children):
             await self.recompose()
+            return
+        spare = {_identity(key): key for key in old}
+        placed: dict[int, FooterKey] = {}  # id of a wanted key: the widget already showing it
+        for key in wanted:
+            widget = spare.pop(_identity(key), None)
+            if widget is not None:
+                placed[id(key)] = widget
+        if list(placed.values()) != [key for key in old if key not in spare.values()]:
+            await self.recompose()  # the same keys in another order
+            return
+        for key in wanted:
+            if (widget := placed.get(id(key))) is not None:
+                widget._disabled = key._disabled
+                widget.set_class(key._disabled, "-disabled")
+                widget.tooltip = key.tooltip
+        if spare:
+            await self.remove_children(list(spare.values()))
+        run: list[FooterKey] = []  # new keys, mounted before the next key that stays
+        for key in wanted:
+            if (widget := placed.get(id(key))) is None:
+                run.append(key)
+            elif run:
+                await self.mount_all(run, before=widget)
+                run = []
+        if run:
+            await self.mount_all(run)
+
+
+def _identity(key: FooterKey) -> Hashable:
+    """What a key widget shows apart from whether it is enabled and its tooltip, which change in place."""
+    return key.key, key.key_display, key.description, key.action, key.classes - {"-disabled", "-compact"}
