@@ -105,6 +105,7 @@ async def one_run(work: Path, server: ServerProcess, run: int) -> dict[str, floa
             "source_ms": (record["t_last_sent"] - record["t_received"]) * 1000,
             "share_ms": (shown - entered - (record["t_last_sent"] - record["t_received"])) * 1000,
             "to_diff_ms": (shown - entered) * 1000,
+            "over_ms": (shown - entered - (record["t_last_sent"] - record["t_first_sent"])) * 1000,
             "reply_ms": (done - entered) * 1000, "request_ms": (record["t_received"] - entered) * 1000,
             "tail_ms": (done - record["t_last_sent"]) * 1000, "added_ms": (shown - done) * 1000,
             "apply_ms": (applied - pressed) * 1000}
@@ -153,12 +154,12 @@ def main() -> None:
     print(f"    of which Enter -> request received: {med([r['request_ms'] for r in results], 'ms')}")
     print(f"    of which last token -> change found: {med([r['tail_ms'] for r in results], 'ms')}")
     print(f"  Enter -> diff on screen:              {med([r['to_diff_ms'] for r in results], 'ms')}")
+    print(f"  to diff - stream:                     {med([r['over_ms'] for r in results], 'ms')}")
     print(f"  fastchat's share (to diff - source):  {med([r['share_ms'] for r in results], 'ms')}")
     print(f"  added (reply ended -> diff painted):  {med([r['added_ms'] for r in results], 'ms')}")
     print(f"  apply (Enter -> written, notice):     {med([r['apply_ms'] for r in results], 'ms')}")
     print(f"  find + plan alone:                    {med([o[0] for o in outside], 'ms')}")
     print(f"  apply_plan alone:                     {med([o[1] for o in outside], 'ms')}")
-
 
 if __name__ == "__main__":
     main()

@@ -1,11 +1,13 @@
-"""The footer of keys: composed again when a key it shows changes, not at every refresh of the bindings."""
+"""The footer of keys: changed where a key it shows changes, not composed again at every refresh of the bindings."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
 from textual.widgets import Footer, Input
 from textual.widgets._footer import FooterKey
 
@@ -103,3 +105,32 @@ def _footer_text(app: FooterApp) -> list[str]:
     footer = app.query_one(Footer)
     return [strip.text + repr([segment.style for segment in strip]) for strip in app.screen._compositor.render_strips()
             [footer.region.y:footer.region.bottom]]
+
+
+async def test_a_key_mounted_is_made_in_the_footers_style_without_restyling_it() -> None:
+    """Each key is mounted in the footer's style (compact or not), not restyled from compact once mounted; the
+    command palette's stays compact, as Textual's footer makes it."""
+    for compact in (False, True):
+        app = FooterApp()
+        async with app.run_test() as pilot:
+            footer = app.query_one(KeyFooter)
+            footer.compact = compact
+            await pilot.pause()
+            restyled: list[object] = []
+            update_styles = app.update_styles
+
+            def counted(node: DOMNode, animate: bool = True, restyled: list[object] = restyled,
+                        update_styles: Callable[..., None] = update_styles) -> None:
+                restyled.append(node)
+                update_styles(node, animate=animate)
+
+            app.update_styles = counted  # type: ignore[method-assign]
+            app.cancel_shown = True  # a key comes: the footer mounts it
+            app.refresh_bindings()
+            await pilot.pause()
+            composed = keys(app)
+            assert "escape" in composed
+            palette = composed.pop("ctrl+p")
+            assert palette.compact and palette.has_class("-compact")
+            assert all(key.compact == compact and key.has_class("-compact") == compact for key in composed.values())
+            assert not [node for node in restyled if isinstance(node, FooterKey)]

@@ -267,6 +267,16 @@ class Session:
             self._sources[name] = made
         return self._sources[name]
 
+    def prepare_sources(self) -> None:
+        """Build the clients a first prompt can go to (the selected source's, every one's when routed) ahead of
+        it, in the warm-up thread: built at the first send, they were some 60 ms of it on the event loop (most of it
+        their TLS context, now built once: :mod:`fastchat_tui.sources.tls`)."""
+        names = [self.selected] if self.selected in self.config.sources else list(self.config.sources)
+        for name in names:
+            prepare = getattr(self.source(name), "prepare", None)
+            if prepare is not None:
+                prepare()
+
     def detached(self) -> Session:
         """A session on this one's warm sources, embedded stand-ins and model choices and its keys (a key pasted
         for this session only too), with a conversation of its own, no recorder and no router: the bench's, whose

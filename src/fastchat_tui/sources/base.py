@@ -331,7 +331,11 @@ class Probe:
 
 
 class Source(Protocol):
-    """A configured source: one protocol, one base URL, one warm client."""
+    """A configured source: one protocol, one base URL, one warm client.
+
+    A source may also have ``prepare()``: build its client ahead of the first request, without I/O and without
+    raising (the session calls it in the warm-up thread, :meth:`fastchat_tui.session.Session.prepare_sources`).
+    """
 
     name: str
     model: str

@@ -175,6 +175,12 @@ class OllamaSource:
         except (SourceError, TimeoutError):
             return None
 
+    def prepare(self) -> None:
+        """Build the client now (in the chat's warm-up thread), not at the first request on the event loop; a
+        refused proxy is left for that request to report."""
+        with contextlib.suppress(SourceError):
+            self._ensure_client()
+
     def _ensure_client(self) -> Any:
         """The warm client, built on first use; raises :class:`SourceError` where :func:`takes_proxy` refuses."""
         if self._client is None:

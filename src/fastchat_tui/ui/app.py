@@ -140,7 +140,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
         self.tool_servers = ToolServers(self, config, self.conversation)
         self.probes: dict[str, Probe] = {}
         self.probe_on_start = probe_on_start
-        self.warmup = Warmup()
+        self.warmup = Warmup(self.session.prepare_sources)
         self.last_rounds: RoundsEnded | None = None
         """The rounds of the chat's last turn that ran tools (Ctrl+O shows their results)."""
         self._typed = ""

@@ -1,5 +1,5 @@
-"""The chat's start-up work off the first paint's way: the HTTP clients imported and their TLS contexts built in a
-thread, the collector tuned.
+"""The chat's start-up work off the first paint's way: the HTTP clients imported, their TLS contexts and the first
+prompt's clients built, in a thread; the collector tuned.
 
 A request must not start before the clients are imported (:meth:`Warmup.wait`): the ``openai`` SDK looks
 ``httpx`` up in ``sys.modules`` and finds it half-imported if the thread is still importing it at that moment.
@@ -8,7 +8,9 @@ A request must not start before the clients are imported (:meth:`Warmup.wait`): 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+from collections.abc import Callable
 
 
 def preimport() -> None:
@@ -40,14 +42,22 @@ def tune_gc() -> None:
 
 
 class Warmup:
-    """:func:`preimport` in a thread, started on the first screen; every request waits for it."""
+    """:func:`preimport`, then ``prepare`` (the session's clients built), in a thread started on the first screen;
+    every request waits for it."""
 
-    def __init__(self) -> None:
+    def __init__(self, prepare: Callable[[], None] = lambda: None) -> None:
+        self.prepare = prepare
         self.done: asyncio.Future[None] | None = None
         """The import thread's end, once started (:meth:`start`)."""
 
+    def _run(self) -> None:
+        preimport()
+        # best effort: a client that cannot be built now is built again, and its error said, at its first request
+        with contextlib.suppress(Exception):
+            self.prepare()
+
     def start(self) -> None:
-        self.done = asyncio.ensure_future(asyncio.to_thread(preimport))
+        self.done = asyncio.ensure_future(asyncio.to_thread(self._run))
         self.done.add_done_callback(lambda _done: gc.freeze())  # the clients' modules too: see tune_gc
 
     async def wait(self) -> None:

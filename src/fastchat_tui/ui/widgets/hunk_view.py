@@ -42,14 +42,16 @@ class HunkView(Static):
 
     def render(self) -> Text:
         hunk = self.hunk
-        style = self.get_component_rich_style
+        # One style per component, not one per line: each look-up resolves the component's CSS anew.
+        styles = {name: self.get_component_rich_style(name) for name in self.COMPONENT_CLASSES}
+        context = styles["hunk-view--context"]
+        by_sign = {"+": styles["hunk-view--added"], "-": styles["hunk-view--removed"]}
         text = Text(no_wrap=False)
-        text.append(hunk.header, style("hunk-view--header"))
-        text.append("   ✓ accepted" if hunk.accepted else "   ✗ rejected", style("hunk-view--mark"))
-        components = {"+": "hunk-view--added", "-": "hunk-view--removed"}
+        text.append(hunk.header, styles["hunk-view--header"])
+        text.append("   ✓ accepted" if hunk.accepted else "   ✗ rejected", styles["hunk-view--mark"])
         for line in hunk.lines:
             text.append("\n")
-            text.append(line.expandtabs(4), style(components.get(line[:1], "hunk-view--context")))
+            text.append(line.expandtabs(4), by_sign.get(line[:1], context))
         return text
 
     def mark(self, accepted: bool) -> None:
