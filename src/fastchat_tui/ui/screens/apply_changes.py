@@ -71,27 +71,32 @@ class ApplyChanges(ModalScreen[dict[Path, list[int]] | None]):
         self.current = 0
 
     def compose(self) -> ComposeResult:
-        yield Label("", id="apply-title")
+        """Everything in its first state already (the title's counts, the first hunk current): a class or a text
+        changed once mounted is a second pass of styles and layout over the hunks before the diff shows."""
+        title = Label("", id="apply-title")
+        yield title
         with VerticalScroll(id="apply-hunks", can_focus=False):
             for number, change in enumerate(self.plan.changes):
                 yield Static(plain(file_title(change, self.plan.root)), classes="apply-file")
                 for hunk in change.hunks:
                     view = HunkView(hunk, id=f"hunk-{number}-{hunk.index}")
                     view.set_class(not hunk.accepted, "-rejected")
+                    view.set_class(len(self.hunks) == self.current, "-current")
                     self.hunks.append(view)
                     yield view
+        title.update(self._title())
         yield KeyFooter()
 
-    def on_mount(self) -> None:
-        self._show()
+    def _title(self) -> str:
+        accepted = sum(view.hunk.accepted for view in self.hunks)
+        files = len(self.plan.changes)
+        return plain(f"Changes: {files} file{'s' * (files != 1)} · {accepted} of {len(self.hunks)} hunks accepted · "
+                     f"{shown_key(self.app, 'apply.apply')} applies them · {shown_key(self.app, 'apply.cancel')} "
+                     "cancels")
 
     def _show(self) -> None:
         """The title's counts, and the current hunk's border, kept in view."""
-        accepted = sum(view.hunk.accepted for view in self.hunks)
-        files = len(self.plan.changes)
-        title = (f"Changes: {files} file{'s' * (files != 1)} · {accepted} of {len(self.hunks)} hunks accepted · "
-                 f"{shown_key(self.app, 'apply.apply')} applies them · {shown_key(self.app, 'apply.cancel')} cancels")
-        self.query_one("#apply-title", Label).update(plain(title))
+        self.query_one("#apply-title", Label).update(self._title())
         for number, view in enumerate(self.hunks):
             view.set_class(number == self.current, "-current")
         if self.hunks:
