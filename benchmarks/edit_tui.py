@@ -93,7 +93,7 @@ async def one_run(work: Path, server: ServerProcess, run: int) -> dict[str, floa
 
         def painted() -> bool:
             screen = app.screen
-            return isinstance(screen, ApplyChanges) and bool(screen.hunks) and screen.hunks[0].region.height > 0 \
+            return isinstance(screen, ApplyChanges) and bool(screen.hunks) and screen.diff.region.height > 0 \
                 and not screen._dirty_regions
         shown = await until(painted)
         pressed = time.perf_counter()

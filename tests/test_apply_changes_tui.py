@@ -15,13 +15,17 @@ from fastchat_tui.edits import UndoLog
 from fastchat_tui.turn import Turn
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.apply_changes import ApplyChanges
-from fastchat_tui.ui.widgets.hunk_view import HunkView
 from tests.helpers import until
 from tests.servers import OpenAIServer, Script
 from tests.test_app import SIZE, make_config, visible_text
 
 ORIGINAL = "".join(f"line {n}\n" for n in range(1, 31))
 EDITED = ORIGINAL.replace("line 3\n", "line three\n").replace("line 26\n", "line twenty-six\n")
+
+
+def diff_rows(screen: ApplyChanges) -> list[str]:
+    """The preview's diff as drawn, row by row."""
+    return [screen.diff.render_line(y).text.rstrip() for y in range(screen.diff.size.height)]
 
 
 def whole_file_reply(path: str, text: str, commit: str = "") -> str:
@@ -58,12 +62,19 @@ async def test_a_whole_file_edit_is_offered_previewed_applied_hunk_by_hunk_and_u
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         screen = app.screen
         assert isinstance(screen, ApplyChanges)
-        assert [len(view.hunk.lines) > 0 for view in screen.hunks] == [True, True]
-        assert screen.hunks[0].has_class("-current")
+        assert [len(hunk.lines) > 0 for hunk in screen.hunks] == [True, True]
+        rows = diff_rows(screen)
+        assert rows[0] == "  notes.txt · 2 hunks"
+        assert rows[1] == "▌ @@ -1,6 +1,6 @@   ✓ accepted" and "▌ -line 3" in rows and "▌ +line three" in rows
+        assert "  @@ -23,7 +23,7 @@   ✓ accepted" in rows and "  +line twenty-six" in rows
         await pilot.press("n")  # reject the first hunk, go on to the second
-        assert not screen.hunks[0].hunk.accepted and screen.hunks[1].has_class("-current")
+        await pilot.pause()
+        rows = diff_rows(screen)
+        assert not screen.hunks[0].accepted and screen.current == 1
+        assert "  @@ -1,6 +1,6 @@   ✗ rejected" in rows and "▌ @@ -23,7 +23,7 @@   ✓ accepted" in rows
+        assert "Changes: 1 file · 1 of 2 hunks accepted" in str(screen.query_one("#apply-title").render())
         await pilot.press("space", "space")  # toggled twice: still accepted
-        assert screen.hunks[1].hunk.accepted
+        assert screen.hunks[1].accepted
         await pilot.press("enter")
         await until(pilot, lambda: "Applied: wrote notes.txt · Ctrl+_ undoes it" in visible_text(app))
         assert (work / "notes.txt").read_text() == ORIGINAL.replace("line 26\n", "line twenty-six\n")
@@ -193,7 +204,6 @@ def test_preview_snapshot(tmp_path, work, snap_compare, dead_url: str):
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
         await pilot.press("n")
         await pilot.pause()
-        assert all(isinstance(view, HunkView) for view in app.screen.query(HunkView))
 
     assert snap_compare(app, run_before=preview, terminal_size=SIZE)
 
