@@ -15,6 +15,7 @@ from textual.selection import SELECT_ALL, Selection
 from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ThinkingFigures
 from fastchat_tui.ui.chat_log.blocks import BlockSplitter
 from fastchat_tui.ui.chat_log.cache import CACHE_LINES
+from fastchat_tui.ui.chat_log.flow import FENCE_RERENDER_LINES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import corpus
@@ -174,6 +175,30 @@ async def test_long_code_fence_streams_in_chunks() -> None:
         await drawn(pilot, log)
         assert log.render_stats.block_renders == 1
         assert last_text(log) == "value_79 = compute(79)"
+
+
+async def test_a_fence_too_long_to_rerender_keeps_the_lines_that_come_with_its_closing_fence() -> None:
+    # A fence drawn in chunks is closed with the chunks drawn so far: the line still arriving at the last frame, and
+    # the lines that come with the closing fence, were dropped from the screen.
+    code = "".join(f"value_{n} = compute({n})\n" for n in range(FENCE_RERENDER_LINES + 20))
+    text = f"```python\n{code}```\n\nDone.\n"
+    cut = text.index(f"value_{FENCE_RERENDER_LINES + 17} = comp")
+    app = LogApp()
+    async with app.run_test(size=(80, 30)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        for start in range(0, cut, 40):
+            reply.append(text[start : min(start + 40, cut)])
+            await drawn(pilot, log)
+        reply.append(text[cut:])
+        reply.finish()
+        await drawn(pilot, log)
+        streamed = transcript(log)
+        assert f"value_{FENCE_RERENDER_LINES + 19} = compute({FENCE_RERENDER_LINES + 19})" in "\n".join(streamed)
+
+        log.load([("assistant", text)], assistant_label="m")
+        await drawn(pilot, log)
+        assert transcript(log) == streamed
 
 
 async def test_follow_stops_when_scrolled_up_and_resumes_with_end() -> None:

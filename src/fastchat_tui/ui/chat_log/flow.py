@@ -131,7 +131,12 @@ class Flow:
                 continue
             strips = None
             if block.kind == "fence" and self._fence and block.code.count("\n") >= FENCE_RERENDER_LINES:
-                strips = self._fence + self._paint(renderer, renderer.code("", "", top=False))
+                # The chunks drawn so far, then the lines they lack (the one still arriving at the last frame,
+                # and those that came with the closing fence) and the bottom padding.
+                rest = block.code.split("\n")[self._fence_lines:]
+                if rest and not rest[-1]:
+                    rest.pop()
+                strips = self._fence + self._paint(renderer, renderer.code("\n".join(rest), block.info, top=False))
             self._settle(block, renderer, cache, strips)
         self._drain(renderer, cache, deadline)
         self.live = self._render_live(renderer) if live else []

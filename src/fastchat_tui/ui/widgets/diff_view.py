@@ -125,6 +125,11 @@ class DiffView(ScrollView, can_focus=False):
         self._rows, self._first_rows = rows, first_rows
         self.virtual_size = Size(width + _GUTTER, len(rows))
 
+    def on_mount(self) -> None:
+        # Wrapped at the width the view will have (the screen's, less the scrollbar), so the first layout knows the
+        # diff's height and shows the scrollbar: a height learnt while drawing is a second layout and drawing.
+        self._wrap(max(1, self.app.size.width - self.styles.scrollbar_size_vertical - _GUTTER))
+
     def on_resize(self) -> None:
         self._wrap(max(1, self.scrollable_content_region.width - _GUTTER))
 
