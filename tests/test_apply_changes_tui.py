@@ -11,7 +11,7 @@ import pytest
 
 from fastchat_tui.attachment import Attachment
 from fastchat_tui.commit_message import commit_message_in
-from fastchat_tui.edits import UndoLog
+from fastchat_tui.edits import UndoLog, find_changes, plan_changes
 from fastchat_tui.turn import Turn
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.apply_changes import ApplyChanges
@@ -238,3 +238,48 @@ async def test_without_a_commit_line_the_same_source_is_asked_for_the_message(tm
 ])
 def test_the_replys_own_commit_message_is_found(reply: str, message: str | None):
     assert commit_message_in(reply) == message
+
+
+async def _preview(tmp_path: Path, work: Path, dead_url: str, before: str, after: str, pilot_size=SIZE):
+    (work / "notes.txt").write_text(before)
+    app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}), probe_on_start=False)
+    plan = plan_changes(find_changes(whole_file_reply("notes.txt", after)), work)
+    return app, plan
+
+
+async def test_a_line_wider_than_the_preview_wraps_and_loses_nothing(tmp_path, work, dead_url):
+    long_line = " ".join(f"word{n}" for n in range(60))
+    app, plan = await _preview(tmp_path, work, dead_url, ORIGINAL, ORIGINAL.replace("line 3\n", long_line + "\n"))
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(ApplyChanges(plan))
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        await pilot.pause()
+        rows = diff_rows(app.screen)
+        added = [row for row in rows if row.startswith("▌ +word0") or (row.startswith("▌ ") and "word5" in row)]
+        assert len(added) >= 2 and all(len(row) <= SIZE[0] for row in rows)
+        start = rows.index(added[0])
+        end = next(index for index in range(start, len(rows)) if rows[index].endswith("word59"))
+        view = app.screen.diff
+        drawn = [view.render_line(y).text for y in range(start - view.scroll_offset.y, end + 1 - view.scroll_offset.y)]
+        assert "".join(row[2:] for row in drawn).rstrip() == "+" + long_line  # only the last row is padded
+
+
+async def test_the_current_hunk_is_kept_in_view_as_the_keys_move_through_a_long_diff(tmp_path, work, dead_url):
+    before = "".join(f"line {n}\n" for n in range(1, 401))
+    after = "".join(f"line {n}\n" if n % 20 else f"line {n} changed\n" for n in range(1, 401))
+    app, plan = await _preview(tmp_path, work, dead_url, before, after)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(ApplyChanges(plan))
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        screen = app.screen
+        assert len(screen.hunks) == 20
+        for number in range(1, 20):
+            await pilot.press("down")
+            await pilot.pause()
+            assert screen.current == number
+            rows = diff_rows(screen)
+            header = screen.hunks[number].header
+            assert f"▌ {header}   ✓ accepted" in rows, (number, rows)
+            assert f"▌ +line {20 * (number + 1)} changed" in rows
+        await pilot.press("up")
+        assert screen.current == 18
