@@ -283,3 +283,25 @@ async def test_the_current_hunk_is_kept_in_view_as_the_keys_move_through_a_long_
             assert f"▌ +line {20 * (number + 1)} changed" in rows
         await pilot.press("up")
         assert screen.current == 18
+
+
+async def test_the_key_pressed_while_the_change_is_planned_shows_the_preview_when_it_is(tmp_path, work, dead_url):
+    app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.changes.offer(Turn("edit it", parts=[whole_file_reply("notes.txt", EDITED)], status="complete"), [])
+        app.changes.preview()  # in the same step: the plan made at offer time cannot be back yet
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        assert app.screen.plan.changes[0].after == EDITED and not app.changes.busy
+
+
+async def test_a_file_changed_after_the_offer_is_planned_again_when_previewed(tmp_path, work, dead_url):
+    app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}), probe_on_start=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.changes.offer(Turn("edit it", parts=[whole_file_reply("notes.txt", EDITED)], status="complete"), [])
+        await until(pilot, lambda: app.changes._prepared is not None)
+        moved_on = ORIGINAL.replace("line 1\n", "line one\n")
+        (work / "notes.txt").write_text(moved_on + "line 31\n")  # another size: seen however coarse the clock
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
+        change = app.screen.plan.changes[0]
+        assert change.before == moved_on + "line 31\n" and change.after == EDITED

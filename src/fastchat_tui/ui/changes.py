@@ -2,8 +2,9 @@
 
 After a reply, :func:`fastchat_tui.edits.find_changes` looks for changes in it; when there are some, a line under
 the reply offers them (Ctrl+S). So does a saved chat's last reply when the chat is opened again, and a comparison's
-kept reply (on the meter line, as the comparison is on screen). The key plans them against the working directory in
-a thread (files the turn attached are its bases: a file changed since is refused as a conflict), shows the preview
+kept reply (on the meter line, as the comparison is on screen). They are planned against the working directory at
+once, in a thread (files the turn attached are its bases: a file changed since is refused as a conflict), so the key
+finds the plan made (made again if a file it read has changed since, by its size, time or inode), shows the preview
 (:class:`ApplyChanges`) and applies the hunks kept in a thread (atomic and all-or-nothing, with an undo entry);
 Ctrl+_ (Ctrl+/) undoes the newest entry. A plan or apply that fails says why in the chat and writes nothing. With
 ``[edit] commit = true``, inside a git repository, the files written are committed with the message the model wrote
@@ -13,6 +14,7 @@ Ctrl+_ (Ctrl+/) undoes the newest entry. A plan or apply that fails says why in 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +33,31 @@ if TYPE_CHECKING:
     from fastchat_tui.turn import Turn
 
 __all__ = ["Changes", "bases_of"]
+
+_Stamp = tuple[int, int, int] | None
+"""A file's modification time, size and inode (None: no such file)."""
+
+
+def _stamps(proposals: list[Proposal], root: Path) -> list[_Stamp]:
+    """What says whether the files a plan reads changed since: each named file's stamp, in order."""
+    stamps: list[_Stamp] = []
+    for proposal in proposals:
+        for name in (proposal.path, proposal.old_path):
+            if name is not None:
+                try:
+                    status = os.stat(root / name)
+                except OSError:
+                    stamps.append(None)
+                else:
+                    stamps.append((status.st_mtime_ns, status.st_size, status.st_ino))
+    return stamps
+
+
+def _refusal(refused: str, error: BaseException) -> str:
+    """``Nothing written: <why>``: an edit's own words, or what the system said of which file."""
+    if isinstance(error, OSError):
+        return f"{refused}: {error.filename or ''} {error.strerror or error}"
+    return f"{refused}: {error}"
 
 
 def bases_of(attachments: list[Attachment], root: Path) -> dict[Path, str]:
@@ -61,11 +88,19 @@ class Changes:
         """A plan, apply or undo runs in its thread: the keys wait for it."""
         self._plan: Plan | None = None
         """The change being applied (its diff is what a commit message is asked for)."""
+        self._ticket: object | None = None
+        """The plan being made at offer time (see :meth:`_prepare`); None: none is, or it was used."""
+        self._prepared: tuple[list[_Stamp], Plan | BaseException] | None = None
+        self._wanted = False
+        """The preview key came while the plan was being made: it shows when the plan is."""
 
     def offer(self, turn: Turn | None, attachments: list[Attachment], *, say: bool = True) -> str | None:
         """Look for changes in ``turn``'s reply (a complete one) and offer them: with a line under it, or (``say``
         false) only in the words returned, for the caller to show. ``None``: the reply proposes none."""
         self.proposals, self.turn = [], turn
+        if self._wanted:
+            self.busy = False  # the preview waited for the plan of a reply no longer offered
+        self._ticket, self._prepared, self._wanted = None, None, False
         if turn is None or turn.status not in ("complete", "truncated") or not turn.text:
             return None
         self.proposals = find_changes(turn.text)
@@ -78,7 +113,38 @@ class Changes:
                    f"{shown_key(self.app, 'app.apply_changes')} previews and applies")
         if say:
             self.chat.add_notice(offered)
+        self._prepare()
         return offered
+
+    def _prepare(self) -> None:
+        """Plan the offered changes now, in a thread: what the preview key would otherwise wait for."""
+        proposals, bases, root = list(self.proposals), dict(self.bases), self.root
+        ticket = self._ticket = object()
+
+        def run() -> None:
+            stamps = _stamps(proposals, root)
+            result: Plan | BaseException | None
+            try:
+                result = plan_changes(proposals, root, bases=bases)
+            except (EditError, OSError) as error:
+                result = error
+            except Exception:  # the key plans again, as if nothing had been prepared
+                result = None
+            self.app.call_from_thread(self._prepared_now, ticket, stamps, result)
+
+        self.app.run_worker(run, thread=True, group="changes-plan", exit_on_error=False)
+
+    def _prepared_now(self, ticket: object, stamps: list[_Stamp], result: Plan | BaseException | None) -> None:
+        if ticket is not self._ticket:
+            return  # another reply's changes are offered now
+        if result is None:
+            self._ticket = None
+        else:
+            self._prepared = (stamps, result)
+        if self._wanted:
+            self._wanted = False
+            self.busy = False
+            self.preview()
 
     def preview(self) -> None:
         """Plan the last reply's changes in a thread, then show the preview."""
@@ -87,6 +153,17 @@ class Changes:
                             timeout=5)
             return
         if self.busy:
+            return
+        if self._ticket is not None and self._prepared is None:
+            self.busy = self._wanted = True  # being planned: shown when it is
+            return
+        prepared, self._ticket, self._prepared = self._prepared, None, None  # used once: a preview marks its hunks
+        if prepared is not None and prepared[0] == _stamps(self.proposals, self.root):
+            result = prepared[1]
+            if isinstance(result, BaseException):
+                self._failed(_refusal("Nothing written", result))
+            else:
+                self._planned(result)
             return
         self.busy = True
         proposals, bases = list(self.proposals), dict(self.bases)
@@ -164,10 +241,8 @@ class Changes:
         def run() -> None:
             try:
                 result = job()
-            except EditError as error:
-                self.app.call_from_thread(self._failed, f"{refused}: {error}")
-            except OSError as error:
-                self.app.call_from_thread(self._failed, f"{refused}: {error.filename or ''} {error.strerror or error}")
+            except (EditError, OSError) as error:
+                self.app.call_from_thread(self._failed, _refusal(refused, error))
             else:
                 self.app.call_from_thread(self._done, then, result)
 
