@@ -240,7 +240,7 @@ def test_the_replys_own_commit_message_is_found(reply: str, message: str | None)
     assert commit_message_in(reply) == message
 
 
-async def _preview(tmp_path: Path, work: Path, dead_url: str, before: str, after: str, pilot_size=SIZE):
+def _preview(tmp_path: Path, work: Path, dead_url: str, before: str, after: str):
     (work / "notes.txt").write_text(before)
     app = FastchatApp(make_config(tmp_path, {"local": ("ollama", dead_url)}), probe_on_start=False)
     plan = plan_changes(find_changes(whole_file_reply("notes.txt", after)), work)
@@ -249,7 +249,7 @@ async def _preview(tmp_path: Path, work: Path, dead_url: str, before: str, after
 
 async def test_a_line_wider_than_the_preview_wraps_and_loses_nothing(tmp_path, work, dead_url):
     long_line = " ".join(f"word{n}" for n in range(60))
-    app, plan = await _preview(tmp_path, work, dead_url, ORIGINAL, ORIGINAL.replace("line 3\n", long_line + "\n"))
+    app, plan = _preview(tmp_path, work, dead_url, ORIGINAL, ORIGINAL.replace("line 3\n", long_line + "\n"))
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(ApplyChanges(plan))
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))
@@ -259,15 +259,14 @@ async def test_a_line_wider_than_the_preview_wraps_and_loses_nothing(tmp_path, w
         assert len(added) >= 2 and all(len(row) <= SIZE[0] for row in rows)
         start = rows.index(added[0])
         end = next(index for index in range(start, len(rows)) if rows[index].endswith("word59"))
-        view = app.screen.diff
-        drawn = [view.render_line(y).text for y in range(start - view.scroll_offset.y, end + 1 - view.scroll_offset.y)]
+        drawn = [app.screen.diff.render_line(y).text for y in range(start, end + 1)]  # unstripped
         assert "".join(row[2:] for row in drawn).rstrip() == "+" + long_line  # only the last row is padded
 
 
 async def test_the_current_hunk_is_kept_in_view_as_the_keys_move_through_a_long_diff(tmp_path, work, dead_url):
     before = "".join(f"line {n}\n" for n in range(1, 401))
     after = "".join(f"line {n}\n" if n % 20 else f"line {n} changed\n" for n in range(1, 401))
-    app, plan = await _preview(tmp_path, work, dead_url, before, after)
+    app, plan = _preview(tmp_path, work, dead_url, before, after)
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(ApplyChanges(plan))
         await until(pilot, lambda: isinstance(app.screen, ApplyChanges))

@@ -163,13 +163,13 @@ class DiffView(ScrollView, can_focus=False):
         style = styles[row.kind]
         if rejected:
             style += styles["rejected"]
-        bar = "▌ " if row.hunk is not None and row.hunk == self.current else "  "
-        segments = [Segment(bar, styles["bar"] if bar != "  " else styles["blank"]), Segment(row.text, style)]
+        bar = Segment("▌ ", styles["bar"]) if row.hunk == self.current else Segment("  ", styles["blank"])
+        segments = [bar, Segment(row.text, style)]
         used = _GUTTER + cell_len(row.text)
         if row.kind == "header":
             mark = "   ✗ rejected" if rejected else "   ✓ accepted"
             segments.append(Segment(mark, styles["mark"]))
-            used += len(mark)
+            used += cell_len(mark)
             style = styles["blank"]
         if used < width:
             segments.append(Segment(" " * (width - used), style))
