@@ -5,13 +5,15 @@ The transcript already paces its frames (``chat_log.pacing``), so a second clock
 Textual's default 60 Hz only adds up to 17 ms before a frame (or a typed key) shows; at
 120 Hz the wait is at most 8 ms. A value the user set is kept. It is set here, before any
 module of the package imports Textual, which reads it once. Then Textual's strips are made
-to free themselves when dropped (``strips``).
+to free themselves when dropped (``strips``), and a screen just shown is not laid out twice
+(``screen_resize``).
 """
 
 import os
 
 os.environ.setdefault("TEXTUAL_FPS", "120")
 
-from fastchat_tui.ui import strips  # after the frame rate is set
+from fastchat_tui.ui import screen_resize, strips  # after the frame rate is set
 
 strips.install()
+screen_resize.install()
