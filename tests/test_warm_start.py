@@ -37,3 +37,21 @@ def test_the_warm_up_builds_the_tls_contexts_every_client_shares_and_the_task_mo
     done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120,
                           env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+FIRST_PROMPT = textwrap.dedent("""
+    import sys
+    from fastchat_tui.ui.startup import preimport
+
+    lazy = ("fastchat_tui.tools", "fastchat_tui.sources.ollama")
+    assert not [name for name in lazy if name in sys.modules], "imported before the warm-up"
+    preimport()
+    assert all(name in sys.modules for name in lazy), [name for name in lazy if name not in sys.modules]
+    print("ok")
+""")
+
+
+def test_the_warm_up_imports_what_the_first_prompt_imports() -> None:
+    done = subprocess.run([sys.executable, "-c", FIRST_PROMPT], capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

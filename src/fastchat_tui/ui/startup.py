@@ -15,10 +15,13 @@ from collections.abc import Callable
 
 def preimport() -> None:
     """Import the HTTP clients, build their TLS contexts, load the keyring backend and the router's task model
-    (~0.9 s together), in a thread: each was the first request's work, on the event loop."""
+    (~0.9 s together), and the modules the first prompt imports (the tools, the Ollama source), in a thread:
+    each was the first request's work, on the event loop."""
     import httpx  # noqa: F401  (the Ollama source's client)
     import openai.resources.chat.completions.completions  # noqa: F401  (openai, and what a first request imports lazily)
 
+    import fastchat_tui.sources.ollama  # the session asks it a model's context
+    import fastchat_tui.tools  # noqa: F401  (the toolbox a prompt is offered)
     from fastchat_tui import keys, task_model
     from fastchat_tui.sources import tls
 
