@@ -3,6 +3,10 @@
 A `Renderer` holds what rendering at one width and one set of styles needs, so the
 log makes a new one when either changes and every entry rendered with an older one
 is known to be stale. Code is highlighted with Pygments lexers looked up once.
+
+A code block's lines are made from the lexer's tokens directly, each token's style combined once per
+token type: what Rich's `Syntax` draws, cell for cell, in a quarter of the time or less (Rich's text
+machinery spans, divides and wraps every line). Only a line wider than the block is wrapped by Rich.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from functools import lru_cache, partial
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+from rich.cells import cell_len
 from rich.console import Console, RenderableType
+from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax, SyntaxTheme
@@ -66,6 +72,16 @@ def _is_blank(strip: Strip) -> bool:
     return not strip.text.strip() and not any(style is not None and style.bgcolor for _, style, _ in strip)
 
 
+def _trimmed(strips: list[Strip]) -> list[Strip]:
+    """The strips without leading or trailing blank lines."""
+    start, end = 0, len(strips)
+    while start < end and _is_blank(strips[start]):
+        start += 1
+    while end > start and _is_blank(strips[end - 1]):
+        end -= 1
+    return strips[start:end]
+
+
 @dataclass
 class RenderStats:
     """Counters for tests, benchmarks and diagnostics."""
@@ -94,19 +110,19 @@ class Renderer:
         self._code_background = None if background is None else background.name
         self._code_padding = Strip.blank(self.width, Style(bgcolor=background))
         self._code_block = partial(self.syntax, top=True, bottom=True)
-        """A finished code block, top-level or nested in the Markdown."""
+        """A finished code block nested in the Markdown (a top-level one: `code`)."""
+        # What `Syntax` with these options combines for every cell (see `_code_lines`)
+        self._back = Style(bgcolor=background) if background is not None else Style()
+        self._base = self._syntax_theme.get_background_style() + self._back
+        self._inner = self._base + self._back
+        self._on_back = Style(bgcolor=background) if background is not None else None
+        self._token_styles: dict[tuple[str, ...], Style] = {}  # Pygments' token types are tuples
 
     def _strips(self, renderable: RenderableType) -> list[Strip]:
         """Render to strips, without leading or trailing blank lines."""
         with self._console.use_theme(self._theme):
             lines = self._console.render_lines(renderable, self._options, pad=False)
-        strips = [Strip(line) for line in lines]
-        start, end = 0, len(strips)
-        while start < end and _is_blank(strips[start]):
-            start += 1
-        while end > start and _is_blank(strips[end - 1]):
-            end -= 1
-        return strips[start:end]
+        return _trimmed([Strip(line) for line in lines])
 
     def syntax(self, code: str, info: str, *, top: bool, bottom: bool) -> Syntax:
         """A highlighted code block; `top`/`bottom` choose its padding lines."""
@@ -121,16 +137,77 @@ class Renderer:
         )
 
     def code(self, code: str, info: str, *, top: bool = True, bottom: bool = True) -> list[Strip]:
-        """Strips for code lines, with optional padding lines above and below."""
+        """Strips for code lines, with optional padding lines above and below: those of `syntax`."""
         if not code:
             return [self._code_padding] * (top + bottom)
-        return self._strips(self.syntax(code, info, top=top, bottom=bottom))
+        return _trimmed(self._code_lines(code, info, top, bottom))
+
+    def _code_lines(self, code: str, info: str, top: bool, bottom: bool) -> list[Strip]:
+        """`syntax(code, info)` drawn at the renderer's width, one padding cell each side, from the tokens."""
+        width = self.width
+        code_width = max(0, width - 2)
+        base, inner = self._base, self._inner
+        left = right = Segment(" ", base)
+        padding = Strip([Segment(" " * width, base)], width)
+        strips = [padding] if top else []
+        for line in self._token_lines(code, info):
+            length = sum(cell_len(text) for text, _ in line)
+            if length <= code_width:
+                segments = [left, *(Segment(text, style) for text, style in line if text)]
+                if length < code_width:
+                    segments.append(Segment(" " * (code_width - length), inner))
+                segments.append(right)
+                strips.append(Strip(segments, width))
+            else:  # wrapped at words, as Syntax wraps
+                strips += [Strip([left, *Segment.apply_style(wrapped, base), right], width)
+                           for wrapped in self._wrapped(line, code_width)]
+        if bottom:
+            strips.append(padding)
+        return strips
+
+    def _token_lines(self, code: str, info: str) -> list[list[tuple[str, Style]]]:
+        """The code's lines, each a list of (text, final style) pieces; a code that ends its last line has a
+        blank line after it, as `Syntax` draws it."""
+        ends_on_newline = code.endswith("\n")
+        processed = (code if ends_on_newline else code + "\n").expandtabs(4)
+        lexer = _lexer(info) or _lexer("text")
+        assert lexer is not None
+        styled = self._token_style
+        lines: list[list[tuple[str, Style]]] = [[]]
+        for token_type, value in lexer.get_tokens(processed):
+            style = styled(token_type)
+            first, *rest = strip_control_codes(value).split("\n")
+            lines[-1].append((first, style))
+            for part in rest:
+                lines.append([(part, style)])
+        if not ends_on_newline:
+            lines.pop()  # what follows the newline added above: nothing
+        return lines
+
+    def _token_style(self, token_type: tuple[str, ...]) -> Style:
+        """A token's style in a cell: the padding's, the block's background, the token's, the background again."""
+        style = self._token_styles.get(token_type)
+        if style is None:
+            token = self._syntax_theme.get_style_for_token(token_type)
+            style = self._base + token
+            if self._on_back is not None:
+                style += self._on_back
+            style = self._token_styles[token_type] = self._inner + style
+        return style
+
+    def _wrapped(self, line: list[tuple[str, Style]], code_width: int) -> list[list[Segment]]:
+        """A line wider than the block, wrapped by Rich at words, as `Syntax` wraps it."""
+        text = Text(style=self._base, justify="left", tab_size=4)
+        for part, style in line:
+            text.append(part, style)
+        options = self._options.update(width=code_width, height=None, justify="left")
+        return self._console.render_lines(text, options, style=self._back, pad=True)
 
     def block(self, block: Block) -> list[Strip]:
         """Strips for a finished Markdown block."""
         self.stats.block_renders += 1
-        if block.kind == "fence":
-            return self._strips(self._code_block(block.code, block.info))
+        if block.kind == "fence":  # an empty one too has a line between its paddings
+            return _trimmed(self._code_lines(block.code, block.info, True, True))
         return self.markdown(block.text + "\n", block.number)  # ends its last line, even a blank one
 
     def markdown(self, text: str, number: int | None = None) -> list[Strip]:
