@@ -11,7 +11,9 @@ the headless app (``App.run_test``). Each run times, on the app's clock:
 * fastchat's share: ``to diff`` less the source's time, what the target (the stream plus at most 100 ms) is about:
   Enter to the request received, and the last token to the diff painted;
 * apply: the preview's Enter to the files written, in a thread worker; and, outside the app, finding and planning
-  the change and ``apply_plan`` alone.
+  the change and ``apply_plan`` alone;
+* the loop's CPU (``time.thread_time`` of the app's thread) from Enter to the diff painted, and from the reply
+  ended to the diff painted: the work, which repeats far better than the wall clock on a busy machine.
 
 The server is a process of its own (``tests.servers``), so it does not share the app's interpreter.
 
@@ -86,9 +88,10 @@ async def one_run(work: Path, server: ServerProcess, run: int) -> dict[str, floa
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"edit")
         await pilot.pause(0.3)  # the warm-up (client imports) is over, as when a user starts typing
-        entered = time.perf_counter()
+        entered, entered_cpu = time.perf_counter(), time.thread_time()
         app.simulate_key("enter")
         done = await until(lambda: bool(app.changes.proposals))
+        done_cpu = time.thread_time()
         app.simulate_key(active_keys("app.apply_changes", app.config.keys)[0])
 
         def painted() -> bool:
@@ -96,6 +99,7 @@ async def one_run(work: Path, server: ServerProcess, run: int) -> dict[str, floa
             return isinstance(screen, ApplyChanges) and bool(screen.hunks) and screen.diff.region.height > 0 \
                 and not screen._dirty_regions
         shown = await until(painted)
+        shown_cpu = time.thread_time()
         pressed = time.perf_counter()
         app.simulate_key("enter")
         applied = await until(lambda: app.changes.applied is not None)
@@ -108,7 +112,8 @@ async def one_run(work: Path, server: ServerProcess, run: int) -> dict[str, floa
             "over_ms": (shown - entered - (record["t_last_sent"] - record["t_first_sent"])) * 1000,
             "reply_ms": (done - entered) * 1000, "request_ms": (record["t_received"] - entered) * 1000,
             "tail_ms": (done - record["t_last_sent"]) * 1000, "added_ms": (shown - done) * 1000,
-            "apply_ms": (applied - pressed) * 1000}
+            "apply_ms": (applied - pressed) * 1000, "cpu_ms": (shown_cpu - entered_cpu) * 1000,
+            "added_cpu_ms": (shown_cpu - done_cpu) * 1000}
 
 
 def alone(work: Path, reply: str) -> tuple[float, float]:
@@ -158,6 +163,8 @@ def main() -> None:
     print(f"  fastchat's share (to diff - source):  {med([r['share_ms'] for r in results], 'ms')}")
     print(f"  added (reply ended -> diff painted):  {med([r['added_ms'] for r in results], 'ms')}")
     print(f"  apply (Enter -> written, notice):     {med([r['apply_ms'] for r in results], 'ms')}")
+    print(f"  loop CPU, Enter -> diff painted:      {med([r['cpu_ms'] for r in results], 'ms')}")
+    print(f"  loop CPU, reply ended -> diff:        {med([r['added_cpu_ms'] for r in results], 'ms')}")
     print(f"  find + plan alone:                    {med([o[0] for o in outside], 'ms')}")
     print(f"  apply_plan alone:                     {med([o[1] for o in outside], 'ms')}")
 

@@ -74,6 +74,9 @@ class StatusBar(Horizontal):
         self.note = ""
         self.warn = False
         self.meter = ""
+        self._shown = Content(), Content()
+        """The route's and the meter's text as last drawn: a meter that changes each frame costs a repaint of
+        its line, not a layout of the screen (a transcript's scroll, the prompt's box, the footer's keys)."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="status-route")
@@ -111,8 +114,13 @@ class StatusBar(Horizontal):
         left = Content.from_markup(f"[bold $primary]●[/] [bold]$selected[/]$think $route[{note_style}]$note[/]",
                                    selected=self._where, think=self._think_text, route=self.route,
                                    note=self._note_text)
-        self.query_one("#status-route", Static).update(left)
-        self.query_one("#status-meter", Static).update(Content(self._fitted_meter()))
+        if left != self._shown[0]:  # its width is the bar's rest, whatever it says: no layout
+            self.query_one("#status-route", Static).update(left, layout=False)
+        fitted = Content(self._fitted_meter())
+        if fitted != self._shown[1]:  # a layout only when the meter's width changes (the route's room with it)
+            self.query_one("#status-meter", Static).update(fitted,
+                                                           layout=fitted.cell_length != self._shown[1].cell_length)
+        self._shown = left, fitted
 
     def on_resize(self) -> None:
         self.show()  # fit the meter to the new width

@@ -1,0 +1,68 @@
+"""The status bar's meter changes every frame of a reply: a new text of the same width repaints its line, it does
+not lay the screen out again (a transcript, the prompt's box, the footer's keys); a wider or narrower one does."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from textual.widgets import Label, Static
+
+from fastchat_tui.ui.widgets.status_bar import StatusBar
+
+
+class Bar(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Label("above")
+        yield StatusBar()
+
+
+@pytest.fixture
+def layouts(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    original = Screen._refresh_layout
+
+    def counted(self: Screen, *args: object, **kwargs: object) -> None:
+        counts["layouts"] += 1
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Screen, "_refresh_layout", counted)
+    return counts
+
+
+def _drawn(app: Bar) -> str:
+    return app.export_screenshot().replace("&#160;", " ")
+
+
+async def test_a_meter_of_the_same_width_is_repainted_without_a_layout(layouts: Counter[str]) -> None:
+    app = Bar()
+    async with app.run_test(size=(80, 6)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.show(route="→ fast · m", meter="rate-11")
+        await pilot.pause()
+        layouts.clear()
+        bar.show(meter="rate-22")
+        await pilot.pause()
+        assert layouts["layouts"] == 0
+        assert "rate-22" in _drawn(app) and "rate-11" not in _drawn(app)
+        bar.show(route="→ local · n")  # the route's room is the bar's rest: no layout either
+        await pilot.pause()
+        assert layouts["layouts"] == 0 and "→ local · n" in _drawn(app)
+
+
+async def test_a_wider_meter_lays_the_bar_out_and_keeps_it_right_aligned(layouts: Counter[str]) -> None:
+    app = Bar()
+    async with app.run_test(size=(80, 6)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.show(meter="rate-9")
+        await pilot.pause()
+        layouts.clear()
+        bar.show(meter="rate-10000")
+        await pilot.pause()
+        assert layouts["layouts"] >= 1
+        meter = bar.query_one("#status-meter", Static)
+        assert "rate-10000" in _drawn(app)
+        assert meter.region.right == bar.region.right - 1  # the bar's right padding
+        assert meter.region.width == len("rate-10000") + 2  # its left gap
