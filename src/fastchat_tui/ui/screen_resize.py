@@ -7,10 +7,11 @@ change preview paid about 15 ms for this each time it opened (``benchmarks/textu
 smallest reproduction, for upstream).
 
 `install` wraps ``Screen._on_resize``: a Resize that changes the size of neither the screen nor any screen
-drawn under it, on a screen with no breakpoints (which Textual applies on a Resize), stops there, and the
-screens under it are repainted, as that layout repainted them (a line they drew before their widgets were
-ready, the footer's keys as a modal opens at start-up, is drawn again); every other Resize, a terminal's
-included, goes to Textual's handler. `tests/test_screen_resize.py` fails once
+drawn under it, on a screen with no breakpoints (which Textual applies on a Resize), stops there. The
+screens under a see-through screen are repainted, as that layout repainted them: a line they drew before
+their widgets were ready (the footer's keys, as a modal opens at start-up) is drawn again. Under an opaque
+screen nothing shows, and Textual repaints a screen when it is shown again. Every other Resize, a
+terminal's included, goes to Textual's handler. `tests/test_screen_resize.py` fails once
 Textual no longer lays a shown screen out twice, so the wrapper can go.
 """
 
@@ -37,8 +38,9 @@ def needless(screen: Screen, size: Size) -> bool:
 async def _on_resize_when_needed(self: Screen, event: events.Resize) -> None:
     if needless(self, event.size):
         event.stop()
-        for under in self.app._background_screens:
-            under.refresh()
+        if self.styles.background.a < 1:  # they show through it (an opaque one repaints them when it goes)
+            for under in self.app._background_screens:
+                under.refresh()
         return
     await _on_resize(self, event)
 
