@@ -36,6 +36,9 @@ __all__ = ["BLANK", "RenderStats", "Renderer", "lexer_for", "warm_lexers"]
 BLANK = Strip([])
 """An empty line."""
 
+_WRAPS_KEPT = 512
+"""Wrapped long lines a renderer keeps (all dropped when full)."""
+
 _COMMON_LANGUAGES = ("python", "javascript", "typescript", "rust", "go", "bash", "json", "c", "cpp", "java", "?")
 
 
@@ -117,6 +120,9 @@ class Renderer:
         self._inner = self._base + self._back
         self._on_back = Style(bgcolor=background) if background is not None else None
         self._token_styles: dict[tuple[str, ...], Style] = {}  # Pygments' token types are tuples
+        self._wraps: dict[tuple[object, ...], list[list[Segment]]] = {}
+        """Long lines wrapped lately: a streamed fence's line is wrapped as it comes and again when the fence
+        closes and is drawn whole (a narrow compare column wraps most of its code)."""
 
     def _strips(self, renderable: RenderableType) -> list[Strip]:
         """Render to strips, without leading or trailing blank lines."""
@@ -197,11 +203,18 @@ class Renderer:
 
     def _wrapped(self, line: list[tuple[str, Style]], code_width: int) -> list[list[Segment]]:
         """A line wider than the block, wrapped by Rich at words, as `Syntax` wraps it."""
-        text = Text(style=self._base, justify="left", tab_size=4)
-        for part, style in line:
-            text.append(part, style)
-        options = self._options.update(width=code_width, height=None, justify="left")
-        return self._console.render_lines(text, options, style=self._back, pad=True)
+        key = (code_width, *line)
+        wrapped = self._wraps.get(key)
+        if wrapped is None:
+            text = Text(style=self._base, justify="left", tab_size=4)
+            for part, style in line:
+                text.append(part, style)
+            options = self._options.update(width=code_width, height=None, justify="left")
+            wrapped = self._console.render_lines(text, options, style=self._back, pad=True)
+            if len(self._wraps) >= _WRAPS_KEPT:
+                self._wraps.clear()
+            self._wraps[key] = wrapped
+        return wrapped
 
     def block(self, block: Block) -> list[Strip]:
         """Strips for a finished Markdown block."""
