@@ -5,7 +5,7 @@ log makes a new one when either changes and every entry rendered with an older o
 is known to be stale. Code is highlighted with Pygments lexers looked up once.
 
 A code block's lines are made from the lexer's tokens directly, each token's style combined once per
-token type: what Rich's `Syntax` draws, cell for cell, in a quarter of the time or less (Rich's text
+token type: what Rich's `Syntax` draws, segment for segment, in under a third of the time (Rich's text
 machinery spans, divides and wraps every line). Only a line wider than the block is wrapped by Rich.
 """
 
@@ -114,13 +114,14 @@ class Renderer:
         self._code_padding = Strip.blank(self.width, Style(bgcolor=background))
         self._code_block = partial(self.syntax, top=True, bottom=True)
         """A finished code block nested in the Markdown (a top-level one: `code`)."""
-        # What `Syntax` with these options combines for every cell (see `_code_lines`)
-        self._back = Style(bgcolor=background) if background is not None else Style()
+        # What `Syntax` with these options draws around and under every cell (see `_code_lines`)
+        self._back = Style(bgcolor=background)
         self._base = self._syntax_theme.get_background_style() + self._back
-        self._inner = self._base + self._back
-        self._on_back = Style(bgcolor=background) if background is not None else None
+        self._code_width = max(0, self.width - 2)
+        self._code_edge = Segment(" ", self._base)
+        self._code_pad_line = Strip([Segment(" " * self.width, self._base)], self.width)
         self._token_styles: dict[tuple[str, ...], Style] = {}  # Pygments' token types are tuples
-        self._wraps: dict[tuple[object, ...], list[list[Segment]]] = {}
+        self._wraps: dict[tuple[tuple[str, Style], ...], list[list[Segment]]] = {}
         """Long lines wrapped lately: a streamed fence's line is wrapped as it comes and again when the fence
         closes and is drawn whole (a narrow compare column wraps most of its code)."""
 
@@ -150,25 +151,20 @@ class Renderer:
 
     def _code_lines(self, code: str, info: str, top: bool, bottom: bool) -> list[Strip]:
         """`syntax(code, info)` drawn at the renderer's width, one padding cell each side, from the tokens."""
-        width = self.width
-        code_width = max(0, width - 2)
-        base, inner = self._base, self._inner
-        left = right = Segment(" ", base)
-        padding = Strip([Segment(" " * width, base)], width)
-        strips = [padding] if top else []
+        width, code_width, base, edge = self.width, self._code_width, self._base, self._code_edge
+        strips = [self._code_pad_line] if top else []
         for line in self._token_lines(code, info):
             length = sum(cell_len(text) for text, _ in line)
             if length <= code_width:
-                segments = [left, *(Segment(text, style) for text, style in line if text)]
+                segments = [edge, *(Segment(text, style) for text, style in line if text)]
                 if length < code_width:
-                    segments.append(Segment(" " * (code_width - length), inner))
-                segments.append(right)
+                    segments.append(Segment(" " * (code_width - length), base))
+                segments.append(edge)
                 strips.append(Strip(segments, width))
             else:  # wrapped at words, as Syntax wraps
-                strips += [Strip([left, *Segment.apply_style(wrapped, base), right], width)
-                           for wrapped in self._wrapped(line, code_width)]
+                strips += [Strip([edge, *Segment.apply_style(wrapped, base), edge], width) for wrapped in self._wrapped(line)]
         if bottom:
-            strips.append(padding)
+            strips.append(self._code_pad_line)
         return strips
 
     def _token_lines(self, code: str, info: str) -> list[list[tuple[str, Style]]]:
@@ -191,25 +187,23 @@ class Renderer:
         return lines
 
     def _token_style(self, token_type: tuple[str, ...]) -> Style:
-        """A token's style in a cell: the padding's, the block's background, the token's, the background again."""
+        """A token's style in a cell: the block's (the theme's background, then the block's), the token's, then
+        the block's background again."""
         style = self._token_styles.get(token_type)
         if style is None:
             token = self._syntax_theme.get_style_for_token(token_type)
-            style = self._base + token
-            if self._on_back is not None:
-                style += self._on_back
-            style = self._token_styles[token_type] = self._inner + style
+            style = self._token_styles[token_type] = self._base + token + self._back
         return style
 
-    def _wrapped(self, line: list[tuple[str, Style]], code_width: int) -> list[list[Segment]]:
+    def _wrapped(self, line: list[tuple[str, Style]]) -> list[list[Segment]]:
         """A line wider than the block, wrapped by Rich at words, as `Syntax` wraps it."""
-        key = (code_width, *line)
+        key = tuple(line)
         wrapped = self._wraps.get(key)
         if wrapped is None:
             text = Text(style=self._base, justify="left", tab_size=4)
             for part, style in line:
                 text.append(part, style)
-            options = self._options.update(width=code_width, height=None, justify="left")
+            options = self._options.update(width=self._code_width, height=None, justify="left")
             wrapped = self._console.render_lines(text, options, style=self._back, pad=True)
             if len(self._wraps) >= _WRAPS_KEPT:
                 self._wraps.clear()
