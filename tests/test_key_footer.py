@@ -1,32 +1,36 @@
-"""The footer of keys: changed where a key it shows changes, not composed again at every refresh of the bindings."""
+"""The footer of keys: one widget that reads as Textual's footer, cell for cell, and that repaints its line when a
+key comes or goes, where Textual's composes every key anew and lays out the screen."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import ClassVar
 
+from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.dom import DOMNode
-from textual.widgets import Footer, Input
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Label
 from textual.widgets._footer import FooterKey
 
 from fastchat_tui.ui.widgets.key_footer import KeyFooter
 
 
 class FooterApp(App[None]):
-    FOOTER: type[Footer] = KeyFooter
+    FOOTER: type[Widget] = KeyFooter
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "retry", "Retry"),
         Binding("escape", "cancel", "Cancel"),
-        Binding("f4", "compare", "Compare"),
+        Binding("f4", "compare", "Compare", tooltip="Ask two sources at once"),
+        Binding("f5", "other_compare", "Compare", show=False),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.retry_lit = False
         self.cancel_shown = False
+        self.compared = 0
 
     def compose(self) -> ComposeResult:
         yield Input(id="first")
@@ -42,7 +46,8 @@ class FooterApp(App[None]):
 
     def action_retry(self) -> None: ...
 
-    def action_compare(self) -> None: ...
+    def action_compare(self) -> None:
+        self.compared += 1
 
     def action_cancel(self) -> None: ...
 
@@ -51,86 +56,125 @@ class PlainFooterApp(FooterApp):
     FOOTER = Footer
 
 
-def keys(app: FooterApp) -> dict[str, FooterKey]:
-    return {key.key: key for key in app.query(FooterKey)}
+def footer_cells(app: App[None]) -> list[tuple[str, Style | None]]:
+    """The footer's line as the compositor draws it: each cell's character and style."""
+    strips = app.screen._compositor.render_strips()
+    footer = app.screen.query_one(KeyFooter if isinstance(app, FooterApp) and app.FOOTER is KeyFooter else Footer)
+    cells: list[tuple[str, Style | None]] = []
+    for segment in strips[footer.region.y]:
+        style = None if segment.style is None else segment.style.clear_meta_and_links()  # the mouse's offsets
+        cells += [(character, style) for character in segment.text]
+    return cells
 
 
-async def test_the_keys_stay_while_they_show_the_same_and_change_when_one_does() -> None:
+async def test_the_footer_reads_as_textuals_for_every_state_of_the_keys_and_at_any_width() -> None:
+    """Esc comes and goes, Retry is dim then lit, focus moves: the line is Textual's footer's, cell for cell and
+    style for style, the command palette's key on the right; at 40 columns the keys are cut as Textual cuts them."""
+    for size in ((100, 6), (40, 6)):
+        ours, plain = FooterApp(), PlainFooterApp()
+        async with ours.run_test(size=size) as pilot, plain.run_test(size=size) as plain_pilot:
+            for cancel_shown, retry_lit, focus in ((False, False, "#first"), (True, False, "#second"),
+                                                   (False, True, "#first"), (True, True, "#second")):
+                for app in (ours, plain):
+                    app.cancel_shown, app.retry_lit = cancel_shown, retry_lit
+                    app.query_one(focus).focus()
+                    app.refresh_bindings()
+                await pilot.pause()
+                await plain_pilot.pause()
+                await pilot.pause()
+                await plain_pilot.pause()
+                shown = "".join(character for character, _style in footer_cells(ours))
+                assert ("Cancel" in shown) == cancel_shown
+                assert footer_cells(ours) == footer_cells(plain), (size, cancel_shown, retry_lit)
+
+
+async def test_the_key_under_the_mouse_is_lit_as_textuals_and_shows_its_tooltip() -> None:
+    plain = PlainFooterApp()
+    async with plain.run_test(size=(100, 6)) as pilot:
+        await pilot.pause()
+        compare = next(key for key in plain.query(FooterKey) if key.key == "f4")
+        x = compare.region.x + 1
+        await pilot.hover(compare)
+        await pilot.pause()
+        lit = footer_cells(plain)
+    ours = FooterApp()
+    async with ours.run_test(size=(100, 6)) as pilot:
+        await pilot.pause()
+        footer = ours.query_one(KeyFooter)
+        await pilot.hover(footer, offset=(x, 0))
+        await pilot.pause()
+        assert footer_cells(ours) == lit
+        assert footer.tooltip == "Ask two sources at once"
+        await pilot.hover(Input)
+        await pilot.pause()
+        assert footer.tooltip is None and footer_cells(ours) != lit
+
+
+async def test_a_click_presses_the_key_and_a_disabled_one_rings_the_bell() -> None:
     app = FooterApp()
-    async with app.run_test() as pilot:
+    bells: list[None] = []
+    app.bell = lambda: bells.append(None)  # type: ignore[method-assign]
+    async with app.run_test(size=(100, 6)) as pilot:
         await pilot.pause()
-        before = keys(app)
-        assert set(before) >= {"ctrl+r", "f4"}
-        assert before["ctrl+r"].has_class("-disabled") and not before["f4"].has_class("-disabled")
+        footer = app.query_one(KeyFooter)
+        line = "".join(character for character, _style in footer_cells(app))
+        await pilot.click(footer, offset=(line.index("Compare"), 0))
+        assert app.compared == 1
+        await pilot.click(footer, offset=(line.index("Retry"), 0))  # dim until there is something to retry
+        assert bells == [None] and app.compared == 1
+        await pilot.click(footer, offset=(len(line) - 4, 0))  # the palette's key opens the palette
+        await pilot.pause()
+        assert type(app.screen).__name__ == "CommandPalette"
 
-        for _ in range(3):
+
+async def test_a_key_that_comes_or_goes_repaints_the_line_and_lays_out_nothing() -> None:
+    """Esc comes at Enter and goes at the reply's end: Textual's footer mounts or removes a key and lays out the
+    screen; this one repaints its line."""
+    app = FooterApp()
+    async with app.run_test(size=(100, 6)) as pilot:
+        await pilot.pause()
+        layouts: list[object] = []
+        refresh_layout = app.screen._refresh_layout
+
+        def counted(*args: object, **kwargs: object) -> None:
+            layouts.append(args)
+            refresh_layout(*args, **kwargs)  # type: ignore[arg-type]
+
+        app.screen._refresh_layout = counted  # type: ignore[method-assign]
+        children = list(app.query_one(KeyFooter).children)
+        for cancel_shown in (True, False, True):
+            app.cancel_shown = cancel_shown
             app.refresh_bindings()
             await pilot.pause()
-        app.query_one("#second", Input).focus()  # a focus change refreshes the bindings too
+            line = "".join(character for character, _style in footer_cells(app))
+            assert ("Cancel" in line) == cancel_shown
+        assert layouts == [] and children == []
+
+
+class KeysScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("y", "accept", "Accept"), Binding("n", "reject", "Reject")]
+
+    def compose(self) -> ComposeResult:
+        yield Label("changes")
+        yield KeyFooter()
+
+
+async def test_a_screen_just_shown_has_its_keys_in_its_first_paint() -> None:
+    """Textual's footer shows its keys only after the screen's first paint: one more layout and paint before
+    a preview reads whole."""
+    app = FooterApp()
+    async with app.run_test(size=(100, 6)) as pilot:
         await pilot.pause()
-        assert keys(app) == before  # the same widgets: nothing was composed again
+        screen = KeysScreen()
+        painted: list[str] = []
+        compositor_refresh = screen._compositor_refresh
 
-        app.retry_lit = True
-        app.refresh_bindings()
+        def first_paint() -> None:
+            if not painted:
+                painted.append("".join(character for character, _style in footer_cells(app)))
+            compositor_refresh()
+
+        screen._compositor_refresh = first_paint  # type: ignore[method-assign]
+        app.push_screen(screen)
         await pilot.pause()
-        after = keys(app)
-        assert not after["ctrl+r"].has_class("-disabled") and not after["ctrl+r"]._disabled
-        assert after == before  # enabled in place: the same widgets, in the same order
-
-
-async def test_a_key_that_comes_or_goes_is_the_only_one_mounted_or_removed_and_the_footer_reads_as_textuals() -> None:
-    """Esc appears at Enter and goes at the reply's end: the other keys stay the widgets they were. What shows
-    is what Textual's own footer, composing every key anew, shows for the same bindings."""
-    ours, plain = FooterApp(), PlainFooterApp()
-    async with ours.run_test(size=(80, 6)) as pilot, plain.run_test(size=(80, 6)) as plain_pilot:
-        await pilot.pause()
-        before = keys(ours)
-        assert "escape" not in before
-        for cancel_shown, retry_lit in ((True, False), (False, True), (True, True), (False, False)):
-            for app in (ours, plain):
-                app.cancel_shown, app.retry_lit = cancel_shown, retry_lit
-                app.refresh_bindings()
-            await pilot.pause()
-            await plain_pilot.pause()
-            now = keys(ours)
-            assert ("escape" in now) == cancel_shown
-            assert all(now[key] is widget for key, widget in before.items())  # none of the others composed again
-            assert [(key.key, key.has_class("-disabled")) for key in ours.query(FooterKey)] == \
-                [(key.key, key.has_class("-disabled")) for key in plain.query(FooterKey)]
-            assert _footer_text(ours) == _footer_text(plain)
-
-
-def _footer_text(app: FooterApp) -> list[str]:
-    """The footer's cells as text and styles, as the compositor has them."""
-    footer = app.query_one(Footer)
-    return [strip.text + repr([segment.style for segment in strip]) for strip in app.screen._compositor.render_strips()
-            [footer.region.y:footer.region.bottom]]
-
-
-async def test_a_key_mounted_is_made_in_the_footers_style_without_restyling_it() -> None:
-    """Each key is mounted in the footer's style (compact or not), not restyled from compact once mounted; the
-    command palette's stays compact, as Textual's footer makes it."""
-    for compact in (False, True):
-        app = FooterApp()
-        async with app.run_test() as pilot:
-            footer = app.query_one(KeyFooter)
-            footer.compact = compact
-            await pilot.pause()
-            restyled: list[object] = []
-            update_styles = app.update_styles
-
-            def counted(node: DOMNode, animate: bool = True, restyled: list[object] = restyled,
-                        update_styles: Callable[..., None] = update_styles) -> None:
-                restyled.append(node)
-                update_styles(node, animate=animate)
-
-            app.update_styles = counted  # type: ignore[method-assign]
-            app.cancel_shown = True  # a key comes: the footer mounts it
-            app.refresh_bindings()
-            await pilot.pause()
-            composed = keys(app)
-            assert "escape" in composed
-            palette = composed.pop("ctrl+p")
-            assert palette.compact and palette.has_class("-compact")
-            assert all(key.compact == compact and key.has_class("-compact") == compact for key in composed.values())
-            assert not [node for node in restyled if isinstance(node, FooterKey)]
+        assert painted and "Accept" in painted[0] and "Reject" in painted[0]

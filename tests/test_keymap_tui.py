@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from textual.command import CommandPalette
 from textual.widgets import Static
-from textual.widgets._footer import FooterKey
 
 from fastchat_tui.config import load
 from fastchat_tui.ui.app import FastchatApp
 from fastchat_tui.ui.screens.chats import ChatsScreen
 from fastchat_tui.ui.screens.compare_picker import ComparePicker
+from fastchat_tui.ui.widgets.key_footer import KeyFooter
 from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import OllamaServer, OpenAIServer, Script, synthetic_tokens
 from tests.test_app import SIZE, make_config, status_text, until, visible_text
@@ -26,7 +26,7 @@ from tests.test_compare_view import hint
 
 def footer_keys(app: FastchatApp) -> dict[str, str]:
     """The footer's keys as shown (``F6``) -> their labels (``Source``)."""
-    return {key.key_display: key.description for key in app.query(FooterKey)}
+    return {key.display: key.description for key in app.screen.query_one(KeyFooter).items}
 
 
 def with_keys(tmp_path: Path, sources: dict[str, tuple[str, str]], keys: str):

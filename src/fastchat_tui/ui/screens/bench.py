@@ -19,7 +19,7 @@ from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, ProgressBar, Static
+from textual.widgets import ProgressBar, Static
 
 from fastchat_tui.bench import (
     DEFAULT_MAX_TOKENS,
@@ -40,6 +40,7 @@ from fastchat_tui.bench import (
 from fastchat_tui.session import Session
 from fastchat_tui.ui.key_hints import bind, shown_key
 from fastchat_tui.ui.plain import plain
+from fastchat_tui.ui.widgets.key_footer import KeyFooter
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -223,7 +224,7 @@ class BenchScreen(Screen[BenchResult | None]):
         with VerticalScroll(id="bench-body"):
             yield BenchChart(id="bench-chart")
             yield Static("", id="bench-figures")
-        yield Footer()
+        yield KeyFooter()
 
     def _title(self) -> str:
         runs = f"{self.repeat} run{'s' if self.repeat != 1 else ''} per source after a warm-up"

@@ -129,6 +129,10 @@ class DiffView(ScrollView, can_focus=False):
         # Wrapped at the width the view will have (the screen's, less the scrollbar), so the first layout knows the
         # diff's height and shows the scrollbar: a height learnt while drawing is a second layout and drawing.
         self._wrap(max(1, self.app.size.width - self.styles.scrollbar_size_vertical - _GUTTER))
+        # A diff taller than the screen has a scrollbar in the first layout, not from the next one (a layout and
+        # a paint more before the preview shows); the first layout still decides for a diff that may fit.
+        if len(self._rows) > self.app.size.height:
+            self.show_vertical_scrollbar = True
 
     def on_resize(self) -> None:
         self._wrap(max(1, self.scrollable_content_region.width - _GUTTER))
