@@ -144,7 +144,7 @@ class KeyFooter(Widget, can_focus=False):
         """An item's cells: `` key `` and ``description `` (the palette's: ``key`` and `` description ``, after
         a bar, and a space)."""
         styles = self._resolved_styles()
-        back = styles["hover"] if item is self._hover else styles["item"]
+        back = styles["hover"] if item == self._hover else styles["item"]
         if not item.enabled:
             back += styles["disabled"].without_color
         key, description = back + styles["key"], back + styles["description"]
@@ -186,7 +186,7 @@ class KeyFooter(Widget, can_focus=False):
         return next((item for start, end, item in self._spans if start <= x < end), None)
 
     def _set_hover(self, item: FooterItem | None) -> None:
-        if item is not self._hover:
+        if item != self._hover:  # equal, not the same: the items are made anew at each change of the bindings
             self._hover = item
             self.tooltip = item.tooltip if item is not None and item.tooltip else None
             self.refresh()
