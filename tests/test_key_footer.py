@@ -23,7 +23,7 @@ class FooterApp(App[None]):
         Binding("ctrl+r", "retry", "Retry"),
         Binding("escape", "cancel", "Cancel"),
         Binding("f4", "compare", "Compare", tooltip="Ask two sources at once"),
-        Binding("f5", "other_compare", "Compare", show=False),
+        Binding("f5", "compare", "Compare"),  # a second key for an action: the footer shows the first
     ]
 
     def __init__(self) -> None:
@@ -56,10 +56,10 @@ class PlainFooterApp(FooterApp):
     FOOTER = Footer
 
 
-def footer_cells(app: App[None]) -> list[tuple[str, Style | None]]:
+def footer_cells(app: FooterApp) -> list[tuple[str, Style | None]]:
     """The footer's line as the compositor draws it: each cell's character and style."""
     strips = app.screen._compositor.render_strips()
-    footer = app.screen.query_one(KeyFooter if isinstance(app, FooterApp) and app.FOOTER is KeyFooter else Footer)
+    footer = app.screen.query_one(app.FOOTER)
     cells: list[tuple[str, Style | None]] = []
     for segment in strips[footer.region.y]:
         style = None if segment.style is None else segment.style.clear_meta_and_links()  # the mouse's offsets

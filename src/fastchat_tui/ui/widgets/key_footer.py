@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -136,7 +135,7 @@ class KeyFooter(Widget, can_focus=False):
             styles["base"] = base
             styles["blank"] = Style(bgcolor=base.bgcolor)
             styles["item"] = base + styles["item"]
-            styles["hover"] = styles["item"] + self.get_component_rich_style("key-footer--hover")
+            styles["hover"] = styles["item"] + styles["hover"]
             self._styles = styles
         return self._styles
 
@@ -160,25 +159,24 @@ class KeyFooter(Widget, can_focus=False):
         styles = self._resolved_styles()
         if y or not width:
             return Strip.blank(width, styles["blank"])
-        keys = [item for item in self.items if not item.palette]
-        palette = [self._item_segments(item) for item in self.items if item.palette]
-        palette_width = sum(segment.cell_length for segment in palette[0]) if palette else 0
-        room = max(0, width - palette_width)
+        palette = next((item for item in self.items if item.palette), None)
+        palette_cells = self._item_segments(palette) if palette is not None else []
+        room = max(0, width - Segment.get_line_length(palette_cells))
         segments: list[Segment] = []
         spans: list[tuple[int, int, FooterItem]] = []
         column = 0
-        for item in keys:
-            if column >= room:
-                break
+        for item in self.items:
+            if item.palette or column >= room:
+                continue
             cells = self._item_segments(item)
-            length = sum(cell_len(segment.text) for segment in cells)
+            length = Segment.get_line_length(cells)
             spans.append((column, min(room, column + length), item))
             segments += cells
             column += length
         line = Strip(segments).crop_extend(0, room, styles["blank"])
-        if palette:
-            spans.append((room, width, self.items[-1]))
-            line = Strip.join([line, Strip(palette[0]).crop(0, width - room)])
+        if palette is not None:
+            spans.append((room, width, palette))
+            line = Strip.join([line, Strip(palette_cells).crop(0, width - room)])
         self._spans = spans
         return line
 
