@@ -25,6 +25,21 @@ async def test_a_finished_reply_is_frozen(tmp_path, openai_server: OpenAIServer)
         await until(pilot, lambda: gc.get_freeze_count() > frozen, timeout=5)
 
 
+async def test_a_reply_is_frozen_at_its_end_before_its_last_frames(tmp_path, openai_server: OpenAIServer,
+                                                                    monkeypatch) -> None:
+    """The screen that follows a reply (the change's preview) is not held up by a pass over the reply's objects:
+    the first freeze is at the end itself, not after the settling delay (here too long to come)."""
+    monkeypatch.setattr("fastchat_tui.ui.app.SETTLE_AFTER_S", 60.0)
+    openai_server.push(Script(tokens=synthetic_tokens(400), rate_tps=2000))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.warmup.done is not None and app.warmup.done.done())
+        await pilot.press(*"hello", "enter")
+        await until(pilot, lambda: app.conversation.last_turn is not None and not app.streaming)
+        turn = app.conversation.last_turn
+        assert gc.is_tracked(turn) and not any(young is turn for young in gc.get_objects())  # frozen: in no generation
+
+
 def test_no_freeze_while_a_reply_streams() -> None:
     frozen = gc.get_freeze_count()
     assert settle(lambda: True) is False and gc.get_freeze_count() == frozen

@@ -340,6 +340,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             self.offer_pull(self.conversation.last_turn)  # a reply whose Ollama model is missing offers its pull
         finally:
             reply.end()
+            settle(lambda: view is not None and not view.settled)  # now, before a preview's objects come: see collector
             self.call_after_refresh(self.show_branch)  # a prompt sent after an edit made a branch (not once closing)
             if reply.rounds is not None:
                 self.last_rounds = reply.rounds

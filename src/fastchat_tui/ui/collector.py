@@ -14,7 +14,9 @@ import gc
 from collections.abc import Callable
 
 SETTLE_AFTER_S = 0.25
-"""How long after a reply's end to freeze: its last frames are drawn by then."""
+"""How long after a reply's end to freeze again, for what its last frames left: they are drawn by then. The first
+freeze is at the end itself, so the screen that comes next (a change's preview) is not held up by a pass over the
+reply's objects (a 4-5 ms one of the second generation, benchmarks/edit_tui.py)."""
 
 
 def settle(busy: Callable[[], bool]) -> bool:
