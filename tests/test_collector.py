@@ -1,13 +1,15 @@
-"""After a reply ends, the app freezes what it left (issue 28), so the
-collector's passes in the next stream walk only that stream's objects. Mechanism only; the pauses themselves are
+"""After each frame of streamed text and after a reply ends, the app freezes what they left (issue 28), so the
+collector's passes walk only the objects of the frame being drawn. Mechanism only; the pauses themselves are
 measured by benchmarks/frame_work.py."""
 
 from __future__ import annotations
 
 import gc
 
+from textual.app import App
+
 from fastchat_tui.ui.app import FastchatApp
-from fastchat_tui.ui.collector import settle
+from fastchat_tui.ui.chat_log.pacing import FrameClock
 from tests.helpers import until
 from tests.servers import OpenAIServer, Script, synthetic_tokens
 from tests.test_app import SIZE, make_config
@@ -40,10 +42,13 @@ async def test_a_reply_is_frozen_at_its_end_before_its_last_frames(tmp_path, ope
         assert gc.is_tracked(turn) and not any(young is turn for young in gc.get_objects())  # frozen: in no generation
 
 
-def test_no_freeze_while_a_reply_streams() -> None:
-    frozen = gc.get_freeze_count()
-    assert settle(lambda: True) is False and gc.get_freeze_count() == frozen
-    try:
-        assert settle(lambda: False) is True and gc.get_freeze_count() > frozen
-    finally:
-        gc.unfreeze()  # other tests' objects stay collectable
+async def test_what_a_frame_of_streamed_text_drew_is_frozen() -> None:
+    """A stream's lines outlive its frames: kept out of the young generations, no pass mid-stream walks them."""
+    app = App[None]()
+    async with app.run_test():
+        kept: list[list[str]] = []
+        try:
+            FrameClock.of(app).draw_now(lambda: kept.append(["a line drawn"]))
+            assert gc.is_tracked(kept[0]) and not any(young is kept[0] for young in gc.get_objects())
+        finally:
+            gc.unfreeze()  # other tests' objects stay collectable

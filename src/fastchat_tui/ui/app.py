@@ -340,11 +340,11 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             self.offer_pull(self.conversation.last_turn)  # a reply whose Ollama model is missing offers its pull
         finally:
             reply.end()
-            settle(lambda: view is not None and not view.settled)  # now, before a preview's objects come: see collector
+            settle()  # now, before a preview's objects come: see collector
             self.call_after_refresh(self.show_branch)  # a prompt sent after an edit made a branch (not once closing)
             if reply.rounds is not None:
                 self.last_rounds = reply.rounds
-            self.set_timer(SETTLE_AFTER_S, lambda: settle(lambda: self.streaming))  # what the reply left: see collector
+            self.set_timer(SETTLE_AFTER_S, settle)  # what the reply left: see collector
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),

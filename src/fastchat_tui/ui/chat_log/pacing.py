@@ -28,6 +28,8 @@ from weakref import WeakKeyDictionary
 from textual.app import App
 from textual.timer import Timer
 
+from fastchat_tui.ui.collector import settle
+
 __all__ = ["CPU_TARGET", "FRAME_INTERVAL", "SLOWEST_FRAME_INTERVAL", "TERMINAL_WAIT", "FrameClock", "FramePacer",
            "terminal_behind"]
 
@@ -155,3 +157,5 @@ class FrameClock:
             self.pacer.frame_started(perf_counter())
         for draw in waiting:
             draw()
+        if waiting:
+            settle()  # what the frame drew lives as long as its reply: see collector
