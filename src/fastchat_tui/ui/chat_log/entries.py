@@ -430,6 +430,7 @@ class ReplyEntry(Entry):
         if self._rebuild:
             self.render(renderer, cache, deadline)
             return
+        shown_from, shown = self.settled_height, self.live
         thinking = self._thinking
         if thinking is not None and thinking.expanded:
             flow = thinking.flow
@@ -439,6 +440,31 @@ class ReplyEntry(Entry):
                 flow.advance(renderer, cache, deadline=deadline)
         self._answer.advance(renderer, cache, deadline=deadline)
         self._layout(renderer, cache)
+        self._keep_shown(shown_from, shown, cache)
+
+    def _keep_shown(self, start: int, shown: list[Strip], cache: StripCache) -> None:
+        """Draw, at each row from `start` on, the strip shown there in the last frame (`shown`, the live lines
+        then) where the new one is equal to it: a tail rendered again, or a block finished from it, keeps the
+        lines that did not change as the same strips, which the log does not style or write again
+        (`StyledLines`)."""
+        rows = min(len(shown), self.settled_height + len(self.live) - start)
+        if rows <= 0:
+            return
+        live = self.live
+        live_from = self.settled_height - start
+        if live_from < rows:
+            self.live = live = list(live)
+        for row in range(rows):
+            old = shown[row]
+            if row >= live_from:
+                if live[row - live_from] is not old and live[row - live_from] == old:
+                    live[row - live_from] = old
+                continue
+            found = self.locate(start + row)
+            if isinstance(found, tuple) and (strips := cache.get(found[0])) is not None:
+                at = found[1]
+                if at < len(strips) and strips[at] is not old and strips[at] == old:
+                    strips[at] = old
 
     def _layout(self, renderer: Renderer, cache: StripCache | None) -> None:
         """Lay the pieces out: the label, the thinking block, the answer; then the live lines."""

@@ -25,9 +25,10 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.geometry import Region, Size
+from textual.geometry import Offset, Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.selection import Selection
 from textual.strip import Strip
 
@@ -38,6 +39,8 @@ from fastchat_tui.ui.chat_log.entries import FINISHED, Entry, PastMessage, Reply
 from fastchat_tui.ui.chat_log.pacing import FrameClock
 from fastchat_tui.ui.chat_log.render import Renderer, RenderStats, warm_lexers
 from fastchat_tui.ui.key_hints import bind, keymap_of
+from fastchat_tui.ui.styled_lines import StyledLines
+from fastchat_tui.ui.widgets.row_scroll_bar import RowScrollBar
 
 __all__ = ["ChatLog"]
 
@@ -63,6 +66,10 @@ class _LinePass(NamedTuple):
     """The transcript rows of the selected code block (empty: none is selected)."""
     gutter: Strip
     """What marks the selected block's rows, over their first cell."""
+    blank: Strip
+    """A row below the transcript's end (the same strip from pass to pass while the width and style are)."""
+    scroll: Offset
+    """The view's scroll offset."""
 
 
 class ChatLog(ScrollView, can_focus=True):
@@ -194,7 +201,10 @@ class ChatLog(ScrollView, can_focus=True):
         self._stale: set[int] = set()
         self._following = True
         self._reflow_queued = False
-        self._pass = _LinePass(0, Style(), None, Style(), None, 0, range(0), Strip([]))
+        self._pass = _LinePass(0, Style(), None, Style(), None, 0, range(0), Strip([]), Strip([]), Offset())
+        self._styled = StyledLines()
+        self._drawing = False
+        """Whether the lines asked for are to be drawn (see `render_line`)."""
         self._unseen = False
         """New text came while the view was not following."""
         self._pin: int | None = None
@@ -207,6 +217,17 @@ class ChatLog(ScrollView, can_focus=True):
         """The transcript is taller than the view (PageUp scrolls it): the footer shows PageUp then."""
         self._chosen: tuple[int, int] | None = None
         """The selected code block: its reply's entry index, and which of that reply's code blocks it is."""
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """The vertical scroll bar, made as Textual makes it, but a `RowScrollBar`: its thumb moves in every frame
+        of a stream."""
+        if self._vertical_scrollbar is None:
+            bar = self._vertical_scrollbar = RowScrollBar(vertical=True, name="vertical",
+                                                          thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     # Public API
 
@@ -521,6 +542,7 @@ class ChatLog(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles_dirty = True
+        self._styled.clear()
         if self.is_mounted:
             self.call_later(self._current_renderer)
 
@@ -702,17 +724,29 @@ class ChatLog(ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         # Look up what every line needs once per pass, not once per line.
         region = self.scrollable_content_region
+        style = self.rich_style
+        blank = self._pass.blank
+        if blank.cell_length != region.width or self._pass.style != style:
+            blank = Strip.blank(region.width, style)
         self._pass = _LinePass(
             region.width,
-            self.rich_style,
+            style,
             self.text_selection,
             self.screen.get_component_rich_style("screen--selection"),
             None if self._following or self.scroll_y >= self.max_scroll_y else self._marker(region.width),
             region.height - 1,
             chosen[0] if (chosen := self._chosen_rows()) is not None else range(0),
             Strip([Segment("▌", self.get_component_rich_style("chat-log--selected-block"))], 1),
+            blank,
+            self.scroll_offset,
         )
-        return super().render_lines(crop)
+        styled = super().render_lines
+        self._drawing = True
+        try:
+            lines = self._styled.render(self, crop, self._line_at, styled)
+            return styled(crop) if lines is None else lines
+        finally:
+            self._drawing = False
 
     def _marker(self, width: int) -> Strip:
         """`↓ new text · End` (or `↓ not following · End`), right-aligned on the bottom line."""
@@ -721,16 +755,27 @@ class ChatLog(ScrollView, can_focus=True):
         return Strip(text.render(self.app.console)).crop(0, width)
 
     def render_line(self, y: int) -> Strip:
+        """The line at row `y` of the view. The lines drawn have no offsets (which text selection reads): Textual reads
+        them from this method called by itself (`get_widget_and_offset_at`), never from the lines drawn, and they cost
+        a style per segment, about 40 % of drawing a new line."""
+        (scroll_x, row), strip = self._line_at(y)
+        if self._drawing or strip is self._pass.blank:
+            return strip
+        return strip.apply_offsets(scroll_x, row)
+
+    def _line_at(self, y: int) -> tuple[tuple[int, int], Strip]:
+        """The line drawn at row `y` of the view: where it is in the transcript, and its strip before the offsets
+        that text selection reads (the same strip while the line does not change: see `StyledLines`)."""
         line_pass = self._pass
         width = line_pass.width
-        scroll_x, scroll_y = self.scroll_offset
+        scroll_x, scroll_y = line_pass.scroll
         marker = line_pass.marker if y == line_pass.bottom else None
         y += scroll_y
         strip = self._strip_at(y)
         if strip is None:
-            strip = Strip.blank(width, line_pass.style)
             if marker is None:
-                return strip
+                return (scroll_x, y), line_pass.blank
+            strip = line_pass.blank
         strip = strip.crop_extend(scroll_x, scroll_x + width, None)
         if y in line_pass.chosen:
             strip = Strip.join([line_pass.gutter, strip.crop(1, width)])
@@ -743,7 +788,7 @@ class ChatLog(ScrollView, can_focus=True):
             cut_end = width if end == -1 else strip.index_to_cell_position(end)
             before, selected, after = strip.divide([cut_start, cut_end, width])
             strip = Strip.join([before, selected.apply_style(line_pass.selection_style), after])
-        return strip.apply_style(line_pass.style).apply_offsets(scroll_x, y)
+        return (scroll_x, y), strip.apply_style(line_pass.style)
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         if not self._height:
