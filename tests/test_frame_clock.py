@@ -125,3 +125,47 @@ async def test_a_frame_waits_while_the_terminal_is_behind_and_then_shows_everyth
 
 def text_of(log: ChatLog) -> str:
     return "\n".join(log.render_line(y).text for y in range(log.size.height))
+
+
+
+async def test_the_status_bars_live_meter_is_drawn_in_the_transcripts_frames(tmp_path, openai_server,
+                                                                             monkeypatch) -> None:
+    from textual.widgets import Static
+
+    from fastchat_tui.ui import reply_view
+    from fastchat_tui.ui.app import FastchatApp
+    from tests.servers import Script
+    from tests.test_app import make_config
+
+    live: set[str] = set()
+    summary = reply_view.live_summary
+    monkeypatch.setattr(reply_view, "live_summary", lambda reading: live.add(text := summary(reading)) or text)
+    openai_server.push(Script(tokens=[f"word{n} " for n in range(400)], rate_tps=800))
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
+    drawn_when: list[tuple[str, bool]] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        clock = FrameClock.of(app)
+        in_frame = [False]
+        frame = clock._frame
+
+        def framed() -> None:
+            in_frame[0] = True
+            try:
+                frame()
+            finally:
+                in_frame[0] = False
+
+        clock._frame = framed  # type: ignore[method-assign]
+        meter = app.status.query_one("#status-meter", Static)
+        update = meter.update
+
+        def recorded(content: object = "", *, layout: bool = True) -> None:
+            drawn_when.append((str(content), in_frame[0]))
+            update(content, layout=layout)  # type: ignore[arg-type]
+
+        meter.update = recorded  # type: ignore[method-assign,assignment]
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: not app.streaming and app.conversation.last_turn is not None
+                    and app.conversation.last_turn.status == "complete", timeout=20)
+    shown_live = [in_a_frame for text, in_a_frame in drawn_when if text in live]
+    assert len(shown_live) >= 2 and all(shown_live), drawn_when

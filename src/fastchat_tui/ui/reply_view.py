@@ -68,7 +68,7 @@ class ReplyView:
                 self.later(self.bindings)  # Ctrl+T shows in the footer
             entry.append_reasoning(event.text)
         elif isinstance(event, Progress):
-            self.status.show(meter=live_summary(event.reading))
+            self.status.show_live(live_summary(event.reading))
             if self.entry is not None and self.entry.has_thinking:
                 meter = event.turn.meter
                 elapsed = time.perf_counter() - meter.t_send if meter else None
@@ -82,7 +82,7 @@ class ReplyView:
         elif isinstance(event, Preparing):
             if self.stage is None or self.stage[0] != event.stage:
                 self.stage = (event.stage, event.t)
-            self.status.show(meter=preparing_text(event.stage, event.t - self.stage[1], event.done, event.total))
+            self.status.show_live(preparing_text(event.stage, event.t - self.stage[1], event.done, event.total))
         elif isinstance(event, ModelChosen):
             assert self.turn is not None
             self.show_selection(route=self.route_line(self.turn))
@@ -102,7 +102,7 @@ class ReplyView:
         elif isinstance(event, ToolStarted):
             self.status.show(meter=f"round {event.round} · running {event.call.name}…")
         elif isinstance(event, ToolOutput):
-            self.status.show(meter=f"round {event.round} · {event.call.name}: {event.text[-120:]}")
+            self.status.show_live(f"round {event.round} · {event.call.name}: {event.text[-120:]}")
             self.output.line(event)
         elif isinstance(event, ToolFinished):
             self.output.finished(event.result.call.id)

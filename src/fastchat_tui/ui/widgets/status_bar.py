@@ -8,6 +8,8 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from fastchat_tui.ui.chat_log.pacing import FrameClock
+
 METER_SEPARATOR = " · "
 """How :mod:`fastchat_tui.meter` joins the parts of its summary."""
 METER_GAP = 2
@@ -121,6 +123,17 @@ class StatusBar(Horizontal):
             self.query_one("#status-meter", Static).update(fitted,
                                                            layout=fitted.cell_length != self._shown[1].cell_length)
         self._shown = left, fitted
+
+    def show_live(self, meter: str) -> None:
+        """A meter that changes while a reply streams (its live figures, a stage's progress, a tool's output):
+        drawn in the next frame of the app's transcripts (`FrameClock`), so it goes to the terminal in the screen
+        updates that carry the text it measures, not in updates of its own."""
+        self.meter = meter
+        if self.is_mounted:
+            FrameClock.of(self.app).request(self._draw, urgent=False)
+
+    def _draw(self) -> None:
+        self.show()
 
     def on_resize(self) -> None:
         self.show()  # fit the meter to the new width
