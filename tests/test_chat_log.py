@@ -611,3 +611,43 @@ async def test_a_long_reply_put_in_whole_is_drawn_a_slice_a_frame() -> None:
         whole = transcript(log)
         assert whole[0] == "kept" and whole[1] == reply.split("\n")[0][2:]
         assert reply.rstrip().split("\n")[-1].strip("*_` ")[-20:] in "\n".join(whole[-6:])
+
+
+async def test_a_closed_fence_is_lexed_whole_in_another_thread_and_the_lines_its_chunks_got_wrong_put_right() -> None:
+    # A fence streams in chunks, each lexed on its own: a string open across two chunks is highlighted as code in
+    # the second. Lexing the whole fence when it closed took 5-10 ms of a frame for 50 lines; it is done in another
+    # thread, and only the lines that differ are put in.
+    import threading
+
+    from fastchat_tui.ui.chat_log.render import Renderer
+
+    chunks = ['```python\nx = """a string\n', "that runs on for return in lambda\n", '"""\ny = 1\n', "```\n\nDone.\n"]
+    lexed_in: list[str] = []
+    code_tokens = Renderer.code_tokens
+
+    def recorded(self: Renderer, code: str, info: str) -> list[list[tuple[str, object]]]:
+        lexed_in.append(threading.current_thread().name)
+        return code_tokens(self, code, info)  # type: ignore[return-value]
+
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        Renderer.code_tokens = recorded  # type: ignore[method-assign,assignment]
+        try:
+            reply = log.start_reply("m")
+            for chunk in chunks:
+                reply.append(chunk)
+                await drawn(pilot, log)
+            reply.finish()
+            await drawn(pilot, log)
+        finally:
+            Renderer.code_tokens = code_tokens  # type: ignore[method-assign]
+        assert lexed_in and all(name.startswith("fence-lexer") for name in lexed_in)
+        renderer = log._renderer
+        assert renderer is not None
+        (piece,) = [piece for piece in reply.pieces if piece.code is not None]
+        assert piece.code is not None
+        assert log._cache.get(piece) == renderer.block(piece.code)  # as the whole fence draws, string and all
+        string_row = log._cache.get(piece)[2]  # type: ignore[index]
+        assert {segment.style for segment in string_row if segment.text.strip()} == {
+            segment.style for segment in log._cache.get(piece)[1] if segment.text.strip().startswith('"""')}  # type: ignore[index]

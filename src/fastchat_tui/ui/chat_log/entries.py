@@ -116,6 +116,10 @@ class Entry:
         """Whether the entry still has finished text to render (see `Flow.render`): it needs another frame."""
         return False
 
+    def take_unchecked(self) -> list[tuple[Flow, Piece]]:
+        """The fences closed since last asked, drawn from their chunks (`Flow.unchecked`), with their flows."""
+        return []
+
     def estimate(self, width: int) -> int:
         raise NotImplementedError
 
@@ -414,6 +418,14 @@ class ReplyEntry(Entry):
     def drawing(self) -> bool:
         thinking = self._thinking
         return self._answer.drawing or (thinking is not None and thinking.expanded and thinking.flow.drawing)
+
+    def take_unchecked(self) -> list[tuple[Flow, Piece]]:
+        found = []
+        for flow in (self._answer, self._thinking.flow if self._thinking is not None else None):
+            if flow is not None and flow.unchecked:
+                found += [(flow, piece) for piece in flow.unchecked]
+                flow.unchecked = []
+        return found
 
     def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None) -> None:
         self._reset(renderer)

@@ -16,6 +16,7 @@ from collections import deque
 from functools import partial
 from time import perf_counter
 
+from rich.style import Style
 from textual.strip import Strip
 
 from fastchat_tui.ui.chat_log.blocks import Block, BlockKind, BlockSplitter
@@ -25,7 +26,8 @@ from fastchat_tui.ui.chat_log.render import BLANK, Renderer
 __all__ = ["FENCE_RERENDER_LINES", "Flow", "clean"]
 
 FENCE_RERENDER_LINES = 150
-"""A streamed fence up to this many lines is re-rendered whole when it closes."""
+"""A streamed fence up to this many lines is checked when it closes against the whole fence lexed at once (see
+`Flow.unchecked`); a longer one keeps the lines its chunks were drawn with."""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -69,6 +71,11 @@ class Flow:
         self.live: list[Strip] = []
         self._backlog: deque[Block] = deque()
         """Finished blocks not rendered yet, in order (see `render`)."""
+        self.unchecked: list[Piece] = []
+        """Fences closed since the log last took them, drawn from the chunks they streamed in, each chunk lexed on
+        its own: a string or comment open across two chunks is highlighted as code until the whole fence is lexed
+        at once (which, done when it closed, took 5-10 ms of a frame for 50 lines). The log lexes them in another
+        thread and puts in the lines that differ (`check`)."""
 
     @property
     def text(self) -> str:
@@ -118,6 +125,7 @@ class Flow:
         self.pieces = []
         self._last_kind = self.after
         self._fence, self._fence_lines = [], 0
+        self.unchecked = []
         self._backlog = deque(self._splitter.blocks)
         self._drain(renderer, cache, deadline)
         self.live = self._render_live(renderer) if live else []
@@ -130,14 +138,16 @@ class Flow:
                 self._backlog.append(block)
                 continue
             strips = None
-            if block.kind == "fence" and self._fence and block.code.count("\n") >= FENCE_RERENDER_LINES:
+            if block.kind == "fence" and self._fence:
                 # The chunks drawn so far, then the lines they lack (the one still arriving at the last frame,
                 # and those that came with the closing fence) and the bottom padding.
                 rest = block.code.split("\n")[self._fence_lines:]
                 if rest and not rest[-1]:
                     rest.pop()
                 strips = self._fence + self._paint(renderer, renderer.code("\n".join(rest), block.info, top=False))
-            self._settle(block, renderer, cache, strips)
+            piece = self._settle(block, renderer, cache, strips)
+            if strips is not None and piece is not None and block.code.count("\n") < FENCE_RERENDER_LINES:
+                self.unchecked.append(piece)
         self._drain(renderer, cache, deadline)
         self.live = self._render_live(renderer) if live else []
 
@@ -152,9 +162,24 @@ class Flow:
     def _paint(self, renderer: Renderer, strips: list[Strip]) -> list[Strip]:
         return renderer.tint(strips, self._tint) if self._tint and strips else strips
 
-    def _settle(self, block: Block, renderer: Renderer, cache: StripCache | None, strips: list[Strip] | None = None) -> None:
-        """Add a finished block to the pieces; one that draws nothing (an HTML comment, say)
+    def check(self, renderer: Renderer, strips: list[Strip], tokens: list[list[tuple[str, Style]]]) -> bool:
+        """Put in `strips` (an unchecked fence's, in place) the lines drawn from the whole fence's `tokens` that
+        differ; whether any did."""
+        drawn = renderer.fence(tokens)
+        drawn = renderer.tint(drawn, self._tint) if self._tint else drawn
+        if len(drawn) != len(strips):  # a line wrapped otherwise: keep the chunks', lest the rows below move
+            return False
+        changed = False
+        for row, line in enumerate(drawn):
+            if line != strips[row]:
+                strips[row], changed = line, True
+        return changed
+
+    def _settle(self, block: Block, renderer: Renderer, cache: StripCache | None,
+                strips: list[Strip] | None = None) -> Piece | None:
+        """Add a finished block to the pieces, and return its piece; one that draws nothing (an HTML comment, say)
         adds nothing, not even a blank line."""
+        piece = None
         if strips is None:
             strips = _block(renderer, block, self._tint)
         if strips:
@@ -167,6 +192,7 @@ class Flow:
                 cache.put(piece, strips)
             self._last_kind = block.kind
         self._fence, self._fence_lines = [], 0
+        return piece
 
     def _render_live(self, renderer: Renderer) -> list[Strip]:
         """Render the unfinished tail (none while finished blocks before it wait)."""

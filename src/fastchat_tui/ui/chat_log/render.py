@@ -151,9 +151,21 @@ class Renderer:
 
     def _code_lines(self, code: str, info: str, top: bool, bottom: bool) -> list[Strip]:
         """`syntax(code, info)` drawn at the renderer's width, one padding cell each side, from the tokens."""
+        return self._token_strips(self._token_lines(code, info), top, bottom)
+
+    def code_tokens(self, code: str, info: str) -> list[list[tuple[str, Style]]]:
+        """A fenced block's code lexed whole, as `fence` draws it: the slow half of drawing it, and safe to run in
+        another thread (the lexers and the style caches it reads are shared, and only ever added to)."""
+        return self._token_lines(code, info)
+
+    def fence(self, tokens: list[list[tuple[str, Style]]]) -> list[Strip]:
+        """A finished fenced block's strips, from its `code_tokens`."""
+        return _trimmed(self._token_strips(tokens, True, True))
+
+    def _token_strips(self, token_lines: list[list[tuple[str, Style]]], top: bool, bottom: bool) -> list[Strip]:
         width, code_width, base, edge = self.width, self._code_width, self._base, self._code_edge
         strips = [self._code_pad_line] if top else []
-        for line in self._token_lines(code, info):
+        for line in token_lines:
             length = sum(cell_len(text) for text, _ in line)
             if length <= code_width:
                 segments = [edge, *(Segment(text, style) for text, style in line if text)]
@@ -214,7 +226,7 @@ class Renderer:
         """Strips for a finished Markdown block."""
         self.stats.block_renders += 1
         if block.kind == "fence":  # an empty one too has a line between its paddings
-            return _trimmed(self._code_lines(block.code, block.info, True, True))
+            return self.fence(self._token_lines(block.code, block.info))
         return self.markdown(block.text + "\n", block.number)  # ends its last line, even a blank one
 
     def markdown(self, text: str, number: int | None = None) -> list[Strip]:

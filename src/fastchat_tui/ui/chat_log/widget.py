@@ -16,8 +16,11 @@ left edge), the block keys move the selection, and copying or saving it is poste
 
 from __future__ import annotations
 
+import asyncio
 from bisect import bisect_right
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from time import perf_counter
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -34,8 +37,9 @@ from textual.strip import Strip
 
 from fastchat_tui.keymap import active_keys
 from fastchat_tui.ui.chat_log.blocks import Block
-from fastchat_tui.ui.chat_log.cache import StripCache
+from fastchat_tui.ui.chat_log.cache import Piece, StripCache
 from fastchat_tui.ui.chat_log.entries import FINISHED, Entry, PastMessage, ReplyEntry, Severity, TextEntry
+from fastchat_tui.ui.chat_log.flow import Flow
 from fastchat_tui.ui.chat_log.pacing import FrameClock
 from fastchat_tui.ui.chat_log.render import Renderer, RenderStats, warm_lexers
 from fastchat_tui.ui.key_hints import bind, keymap_of
@@ -46,6 +50,9 @@ __all__ = ["ChatLog"]
 
 REFLOW_SLICE = 0.008
 """Longest run of re-rendering stale entries before yielding to the event loop."""
+_LEXER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fence-lexer")
+"""Where fences are lexed whole (see `Flow.unchecked`): one thread, so a stream's fences take turns with the loop
+for one core's worth of the interpreter at most."""
 DRAW_SLICE = 0.010
 """Longest run of rendering the finished blocks of a reply put in whole (folded from a comparison,
 loaded from history) in one frame; the rest goes on in the next frames."""
@@ -217,6 +224,8 @@ class ChatLog(ScrollView, can_focus=True):
         """The transcript is taller than the view (PageUp scrolls it): the footer shows PageUp then."""
         self._chosen: tuple[int, int] | None = None
         """The selected code block: its reply's entry index, and which of that reply's code blocks it is."""
+        self._checking = 0
+        """Fences being lexed whole in another thread (see `Flow.unchecked`)."""
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -238,8 +247,8 @@ class ChatLog(ScrollView, can_focus=True):
 
     @property
     def pending(self) -> bool:
-        """Whether some text or entry is still waiting to be drawn."""
-        return bool(self._dirty or self._stale)
+        """Whether some text or entry is still waiting to be drawn (or a fence to be checked: `Flow.unchecked`)."""
+        return bool(self._dirty or self._stale or self._checking)
 
     def add_user(self, text: str) -> None:
         """Add a message the user sent."""
@@ -523,7 +532,29 @@ class ChatLog(ScrollView, can_focus=True):
             self._stale.discard(entry.index)
         elif isinstance(entry, ReplyEntry):
             entry.advance(renderer, self._cache, deadline)
+        for flow, piece in entry.take_unchecked():
+            self._check_fence(entry, flow, piece, renderer)
         if entry.drawing:
+            self._dirty[entry.index] = entry
+            self._request_frame(urgent=False)
+
+    def _check_fence(self, entry: Entry, flow: Flow, piece: Piece, renderer: Renderer) -> None:
+        """Lex a fence drawn from its chunks whole, in another thread, and put in the lines that differ."""
+        assert piece.code is not None
+        self._checking += 1
+        lexed = asyncio.get_running_loop().run_in_executor(_LEXER, renderer.code_tokens, piece.code.code,
+                                                           piece.code.info)
+        lexed.add_done_callback(partial(self._fence_checked, entry, flow, piece, renderer))
+
+    def _fence_checked(self, entry: Entry, flow: Flow, piece: Piece, renderer: Renderer,
+                       lexed: asyncio.Future[list[list[tuple[str, Style]]]]) -> None:
+        self._checking -= 1
+        strips = self._cache.get(piece)
+        if (lexed.cancelled() or lexed.exception() is not None or strips is None or renderer is not self._renderer
+                or entry.key != renderer.key or entry.index >= len(self._entries) or self._entries[entry.index] is not entry):
+            return  # drawn again since (whole, so lexed whole), out of the cache (the same), or gone
+        self.render_stats.block_renders += 1
+        if flow.check(renderer, strips, lexed.result()):
             self._dirty[entry.index] = entry
             self._request_frame(urgent=False)
 
