@@ -14,6 +14,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -63,6 +64,10 @@ from fastchat_tui.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from fastchat_tui.attachment import Attachment
+
+EVENTS_STEP_S = 0.004
+"""Longest the reply worker handles a reply's events before it lets the rest of the app run: the tokens of a burst
+read at once (after a frame, or from a source that sends in bursts) went through in one step, up to 17 ms."""
 
 
 class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, App[None]):
@@ -317,8 +322,12 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
         view: CompareView | None = None
         try:
             await self.warmup.wait()  # never import the clients on the loop while the warm-up thread imports them
+            next_break = perf_counter() + EVENTS_STEP_S
             async with aclosing(events):
                 async for event in events:
+                    if perf_counter() >= next_break:  # a burst read at once is handled a few ms at a time
+                        await asyncio.sleep(0)
+                        next_break = perf_counter() + EVENTS_STEP_S
                     if isinstance(event, ColumnEvent):  # a comparison's hot path
                         assert view is not None
                         view.show(event)

@@ -5,9 +5,10 @@ the widget's styles, about 40 µs a row. A transcript that grows and follows a s
 frame: 1.8 ms a frame for the 45 rows of one column (benchmarks/frame_work.py). Yet a bar has few kinds of row:
 the track above and below the thumb, the thumb, and the thumb's ends cut at eighths of a cell.
 
-`RowScrollBar` draws its renderable through Rich (a cell or two a row), and keeps the row Textual styled for each
-kind it has seen: when a row of a kind not kept comes, Textual draws the whole bar once and every row of it is
-kept. So what is drawn is what Textual draws (`tests/test_row_scroll_bar.py` compares the two).
+`RowScrollBar` makes its rows as its renderable does (a segment a row), and keeps the row styled for each kind it
+has seen: a kind not seen yet is styled as Textual's styles cache styles a plain widget's line (`plain_style`), or,
+for a bar styled otherwise, Textual draws the whole bar and every row of it is kept. So what is drawn is what
+Textual draws (`tests/test_row_scroll_bar.py` compares the two).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from textual.geometry import Region
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 from textual.widget import Widget
+
+from fastchat_tui.ui.styled_lines import plain_style
 
 __all__ = ["RowScrollBar"]
 
@@ -46,7 +49,7 @@ class RowScrollBar(ScrollBar):
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
         """A bar its view gives no cells (a comparison's column, ``scrollbar-size-vertical: 0``) is not repainted as
         its thumb moves: Textual lays out the whole screen again for a repaint of a widget it does not show
-        (benchmarks/textual_hidden_repaint.py), in every frame of a stream."""
+        (benchmarks/textual_scroll_lines.py), in every frame of a stream."""
         if repaint and not layout and not recompose and self._no_cells():
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
@@ -69,14 +72,21 @@ class RowScrollBar(ScrollBar):
         if key != self._key or len(self._kept) > _KINDS_KEPT:
             self._key, self._kept = key, {}
         rows = self._rows(width, height)
+        if len(rows) != height:
+            return super().render_lines(crop)
         kept = self._kept
         lines = [kept.get(row) for row in rows]
-        if None in lines or len(lines) != height:
+        if None not in lines:
+            return lines  # type: ignore[return-value]  # no None in it
+        plain = plain_style(self)
+        if plain is None:  # styled otherwise: Textual draws the bar, and each row of it is kept
             drawn = super().render_lines(crop)
-            if len(rows) == height:
-                kept.update(zip(rows, drawn, strict=True))
+            kept.update(zip(rows, drawn, strict=True))
             return drawn
-        return lines  # type: ignore[return-value]  # no None in it
+        base = self.rich_style  # what Textual draws a row's cells over
+        for row in {row for row, line in zip(rows, lines, strict=True) if line is None}:
+            kept[row] = plain.style(Strip(Segment.apply_style(row, base)))
+        return [kept[row] for row in rows]
 
     def _rows(self, width: int, height: int) -> list[tuple[Segment, ...]]:
         """The bar's rows as its renderable draws them, unstyled: what tells one kind of row from another."""
