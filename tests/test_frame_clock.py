@@ -169,3 +169,44 @@ async def test_the_status_bars_live_meter_is_drawn_in_the_transcripts_frames(tmp
                     and app.conversation.last_turn.status == "complete", timeout=20)
     shown_live = [in_a_frame for text, in_a_frame in drawn_when if text in live]
     assert len(shown_live) >= 2 and all(shown_live), drawn_when
+
+
+async def test_the_reply_worker_lets_the_app_run_between_the_events_of_a_burst(tmp_path, openai_server,
+                                                                              monkeypatch) -> None:
+    # Tokens read at once went through the reply worker in one step of the loop (up to 17 ms at 5,000 tok/s): it
+    # hands them on EVENTS_STEP_S at a time, here none, so that every event of a burst is a step of its own.
+    import asyncio
+
+    from fastchat_tui.ui import app as app_module
+    from fastchat_tui.ui import reply_view
+    from fastchat_tui.ui.app import FastchatApp
+    from tests.servers import Script
+    from tests.test_app import make_config
+
+    monkeypatch.setattr(app_module, "EVENTS_STEP_S", 0.0)
+    shown: list[int] = []
+    show = reply_view.ReplyView.show
+
+    def counted(self: reply_view.ReplyView, event: object) -> None:
+        shown.append(ticks[0])
+        show(self, event)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reply_view.ReplyView, "show", counted)
+    ticks = [0]
+
+    async def ticker() -> None:
+        while not app.streaming:  # a loop of its own only while the reply streams: every step counts
+            await asyncio.sleep(0.001)
+        while app.streaming:
+            ticks[0] += 1
+            await asyncio.sleep(0)
+
+    openai_server.push(Script(tokens=[f"w{n} " for n in range(60)]))  # as fast as it can: bursts
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
+    async with app.run_test(size=(100, 30)) as pilot:
+        task = asyncio.get_running_loop().create_task(ticker())
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: not app.streaming and app.conversation.last_turn is not None
+                    and app.conversation.last_turn.status == "complete", timeout=20)
+        task.cancel()
+    assert len(shown) > 60 and all(later > earlier for earlier, later in zip(shown, shown[1:], strict=False))
