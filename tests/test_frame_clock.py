@@ -3,6 +3,7 @@ screen clock runs at 120 Hz so it adds little to each frame's wait."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -177,8 +178,7 @@ async def test_the_reply_worker_lets_the_app_run_between_the_events_of_a_burst(t
     # hands them on EVENTS_STEP_S at a time, here none, so that every event of a burst is a step of its own.
     import asyncio
 
-    from fastchat_tui.ui import app as app_module
-    from fastchat_tui.ui import reply_view
+    from fastchat_tui.ui import app as app_module, reply_view
     from fastchat_tui.ui.app import FastchatApp
     from tests.servers import Script
     from tests.test_app import make_config
@@ -209,4 +209,4 @@ async def test_the_reply_worker_lets_the_app_run_between_the_events_of_a_burst(t
         await until(pilot, lambda: not app.streaming and app.conversation.last_turn is not None
                     and app.conversation.last_turn.status == "complete", timeout=20)
         task.cancel()
-    assert len(shown) > 60 and all(later > earlier for earlier, later in zip(shown, shown[1:], strict=False))
+    assert len(shown) > 60 and all(later > earlier for earlier, later in itertools.pairwise(shown))
