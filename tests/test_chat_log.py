@@ -651,3 +651,41 @@ async def test_a_closed_fence_is_lexed_whole_in_another_thread_and_the_lines_its
         string_row = log._cache.get(piece)[2]  # type: ignore[index]
         assert {segment.style for segment in string_row if segment.text.strip()} == {
             segment.style for segment in log._cache.get(piece)[1] if segment.text.strip().startswith('"""')}  # type: ignore[index]
+
+
+async def test_a_long_reply_put_in_whole_shows_its_end_first_and_keeps_it_in_place_while_the_rest_is_drawn() -> None:
+    # A reply folded into the transcript (or loaded) was drawn in order, from its first block: the lines on screen,
+    # its end, came last, after some 20 frames (0.38 s). Its last blocks are drawn first now, fences and all, and
+    # stay where they are on screen while the blocks before them are drawn above, out of sight.
+    text = corpus.text(10_000)
+
+    def at_the_end(log: ChatLog) -> list[str]:
+        """The lines a view that follows shows now (before the screen is next drawn)."""
+        top = round(log.max_scroll_y)
+        return [(strip.text.rstrip() if (strip := log._strip_at(top + y)) is not None else "")
+                for y in range(log.scrollable_content_region.height)]
+
+    app = LogApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        log = app.query_one(ChatLog)
+        await drawn(pilot, log)
+        entry = log.start_reply("kept")
+        entry.append(text)
+        entry.finish()  # drawn at once: its first frame
+        assert entry.drawing  # the blocks before the last ones wait for the next frames
+        first = at_the_end(log)
+        tail = text.rstrip().split("\n")[-1].strip("*_` ")[-20:]
+        assert tail in "\n".join(first[-6:])
+        frames = 0
+        while entry.drawing:
+            await pilot.pause(0.005)
+            frames += 1
+            if entry.drawing:
+                assert at_the_end(log) == first  # still the same lines, in the same place
+        assert frames > 3
+        await drawn(pilot, log)
+        streamed_in_order = transcript(log)
+
+        log.load([("assistant", text)], assistant_label="kept", scroll_to=0)  # drawn in order, from the top
+        await drawn(pilot, log)
+        assert transcript(log) == streamed_in_order

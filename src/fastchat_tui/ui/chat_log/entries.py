@@ -21,7 +21,7 @@ from textual.strip import Strip
 from fastchat_tui.meter import Reading, tokens_text
 from fastchat_tui.sources.base import error_text
 from fastchat_tui.ui.chat_log.cache import BLANK_PIECE, Piece, StripCache
-from fastchat_tui.ui.chat_log.flow import Flow, clean
+from fastchat_tui.ui.chat_log.flow import Flow, clean, estimate_lines
 from fastchat_tui.ui.chat_log.render import BLANK, Renderer
 
 if TYPE_CHECKING:
@@ -51,12 +51,6 @@ _ENDINGS: dict[str, tuple[str, str, str]] = {
 why, e.g. "cut at the token limit (512 tokens)"), and the component."""
 THINKING = "chat-log--thinking"
 THINKING_HEADER = "chat-log--thinking-header"
-
-
-def _estimate_lines(text: str, width: int) -> int:
-    """About how many lines `text` wraps to at `width`."""
-    width = max(width, 20)
-    return sum(len(line) // width + 1 for line in text.split("\n"))
 
 
 class Entry:
@@ -123,9 +117,11 @@ class Entry:
     def estimate(self, width: int) -> int:
         raise NotImplementedError
 
-    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None) -> None:
+    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None,
+               last_rows: int = 0) -> None:
         """Render the whole entry; keep the strips in `cache` if there is one. An entry that can (a reply)
-        stops rendering at `deadline` and goes on in its next `advance`."""
+        stops rendering at `deadline` and goes on in its next `advance`, its last `last_rows` rows first when
+        a view shows its end (`Flow.render`)."""
         raise NotImplementedError
 
 
@@ -151,9 +147,10 @@ class TextEntry(Entry):
         return cls(f"{_NOTICE_ICONS[severity]} {text}", f"chat-log--notice-{severity}")
 
     def estimate(self, width: int) -> int:
-        return _estimate_lines(self.text, width) + (self.header is not None) + 1
+        return estimate_lines(self.text, width) + (self.header is not None) + 1
 
-    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None) -> None:
+    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None,
+               last_rows: int = 0) -> None:
         self._reset(renderer)
         if self.header is not None:
             label, component = self.header
@@ -293,6 +290,8 @@ class ReplyEntry(Entry):
         self._rebuild = False
         """Something came that the pieces made so far cannot take in (reasoning after the
         answer's first blocks): render the whole reply again."""
+        self._filling = False
+        """The answer was drawn from its end at the last layout (see `Flow.render`)."""
         if reasoning:
             self._add_thinking(reasoning, expand_thinking, thinking or ThinkingFigures(), streaming=False)
         if status != "streaming":
@@ -411,8 +410,8 @@ class ReplyEntry(Entry):
         thinking = self._thinking
         lines = 0
         if thinking is not None:
-            lines = 1 + (_estimate_lines(thinking.flow.text, width) + 1 if thinking.expanded else 0)
-        return lines + _estimate_lines(self.text, width) + 2 + (self._ending() is not None)
+            lines = 1 + (estimate_lines(thinking.flow.text, width) + 1 if thinking.expanded else 0)
+        return lines + estimate_lines(self.text, width) + 2 + (self._ending() is not None)
 
     @property
     def drawing(self) -> bool:
@@ -427,14 +426,15 @@ class ReplyEntry(Entry):
                 flow.unchecked = []
         return found
 
-    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None) -> None:
+    def render(self, renderer: Renderer, cache: StripCache | None, deadline: float | None = None,
+               last_rows: int = 0) -> None:
         self._reset(renderer)
         self._rebuild = False
         self._label_piece = None
         thinking = self._thinking
         if thinking is not None and thinking.expanded:
             thinking.flow.render(renderer, cache, deadline=deadline)
-        self._answer.render(renderer, cache, deadline=deadline)
+        self._answer.render(renderer, cache, deadline=deadline, last_rows=last_rows)
         self._layout(renderer, cache)
 
     def advance(self, renderer: Renderer, cache: StripCache, deadline: float | None = None) -> None:
@@ -484,15 +484,18 @@ class ReplyEntry(Entry):
             self._label_piece = Piece(partial(Renderer.line, text=self.label, component="chat-log--assistant-header"), 1)
         thinking = self._thinking
         answer = self._answer
-        if thinking is None:
+        filling = answer.filling or self._filling  # the answer's pieces change in the middle (see `Flow.render`)
+        self._filling = answer.filling
+        if thinking is None and not filling:
             if not self.pieces:
                 self._add_laid_out([self._label_piece])
             self._add_laid_out(answer.pieces[len(self.pieces) - 1 :])  # only the new blocks: pieces only grow
             self.live = answer.live + self._footer(renderer)
             return
-        shown = thinking.flow if thinking.expanded else None
+        shown = thinking.flow if thinking is not None and thinking.expanded else None
         self.pieces, self.piece_starts, self.settled_height = [], [], 0
-        self._add_laid_out([self._label_piece, thinking.header, *(shown.pieces if shown else ()), *answer.pieces])
+        header = [thinking.header] if thinking is not None else []
+        self._add_laid_out([self._label_piece, *header, *(shown.pieces if shown else ()), *answer.shown])
         self.live = [*shown.live, *answer.live, *self._footer(renderer)] if shown else answer.live + self._footer(renderer)
 
     def _add_laid_out(self, pieces: list[Piece]) -> None:

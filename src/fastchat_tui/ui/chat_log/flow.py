@@ -21,9 +21,9 @@ from textual.strip import Strip
 
 from fastchat_tui.ui.chat_log.blocks import Block, BlockKind, BlockSplitter
 from fastchat_tui.ui.chat_log.cache import BLANK_PIECE, Piece, StripCache
-from fastchat_tui.ui.chat_log.render import BLANK, Renderer
+from fastchat_tui.ui.chat_log.render import BLANK, Renderer, lexer_for
 
-__all__ = ["FENCE_RERENDER_LINES", "Flow", "clean"]
+__all__ = ["FENCE_RERENDER_LINES", "Flow", "clean", "estimate_lines"]
 
 FENCE_RERENDER_LINES = 150
 """A streamed fence up to this many lines is checked when it closes against the whole fence lexed at once (see
@@ -40,6 +40,16 @@ def clean(text: str) -> str:
 def _separator(previous: BlockKind | None, kind: BlockKind | None, gap: bool) -> bool:
     """Whether a blank line goes between two blocks (not between tight list items)."""
     return previous is not None and not (previous == "list" and kind == "list" and not gap)
+
+
+def estimate_lines(text: str, width: int) -> int:
+    """About how many lines `text` wraps to at `width`."""
+    width = max(width, 20)
+    return sum(len(line) // width + 1 for line in text.split("\n"))
+
+
+def _blank_lines(count: int) -> Piece:
+    return Piece(lambda renderer: [BLANK] * count, count)
 
 
 def _block(renderer: Renderer, block: Block, tint: str | None) -> list[Strip]:
@@ -71,11 +81,17 @@ class Flow:
         self.live: list[Strip] = []
         self._backlog: deque[Block] = deque()
         """Finished blocks not rendered yet, in order (see `render`)."""
+        self._last: list[tuple[Block, Piece, list[Strip]]] = []
+        """The last blocks, rendered first (see `render`): laid out after the others once they are drawn."""
+        self._last_pieces: list[Piece] = []
+        self._stand_in = BLANK_PIECE
+        self._estimate = 0
         self.unchecked: list[Piece] = []
-        """Fences closed since the log last took them, drawn from the chunks they streamed in, each chunk lexed on
-        its own: a string or comment open across two chunks is highlighted as code until the whole fence is lexed
-        at once (which, done when it closed, took 5-10 ms of a frame for 50 lines). The log lexes them in another
-        thread and puts in the lines that differ (`check`)."""
+        """Fences drawn since the log last took them, but not from their whole code lexed at once: a streamed one
+        from the chunks it came in, each lexed on its own (a string or comment open across two chunks is drawn
+        as code), one of a flow rendered whole drawn plain (lexing is most of drawing a fence: 5-12 ms for 50
+        lines, in a frame, when a streamed one closed). The log lexes them whole in another thread and puts in the
+        lines that differ (`check`)."""
 
     @property
     def text(self) -> str:
@@ -116,10 +132,29 @@ class Flow:
         """Whether finished blocks wait to be rendered (a whole flow rendered at once goes a slice a frame)."""
         return bool(self._backlog)
 
+    @property
+    def filling(self) -> bool:
+        """Whether the flow's last blocks, rendered first, wait for the ones before them (see `render`)."""
+        return bool(self._last)
+
+    @property
+    def shown(self) -> list[Piece]:
+        """The pieces as they show: while a flow rendered whole from its end (`render`) still draws the blocks
+        before those, the blocks drawn so far, a blank stand-in for the rest, then the last blocks."""
+        if not self._last:
+            return self.pieces
+        return [*self.pieces, self._stand_in, *self._last_pieces]
+
     def render(self, renderer: Renderer, cache: StripCache | None, live: bool = True,
-               deadline: float | None = None) -> None:
+               deadline: float | None = None, last_rows: int = 0) -> None:
         """Render every block again (a new width or theme, or a whole reply at once); `live`: the tail
-        too. Blocks left at `deadline` (a `perf_counter()` time) wait for the next `advance`."""
+        too. Blocks left at `deadline` (a `perf_counter()` time) wait for the next `advance`.
+
+        `last_rows`: the rows of a view that shows the flow's end (it follows the newest text): a flow with no
+        unfinished tail renders its last blocks first, until they fill that many rows, and shows a blank
+        stand-in, as tall as the rest is estimated to be, for the blocks before them while they are drawn in
+        order, a slice a frame. So the lines on screen are drawn in the first frame, and stay where they are
+        while the rest is drawn above them (unless the estimate falls short)."""
         self._consume()
         self.key = renderer.key
         self.pieces = []
@@ -127,8 +162,37 @@ class Flow:
         self._fence, self._fence_lines = [], 0
         self.unchecked = []
         self._backlog = deque(self._splitter.blocks)
+        self._last, self._last_pieces = [], []
+        if last_rows and len(self._backlog) > 1 and not self._splitter.tail_text() and self._splitter.open_fence is None:
+            self._render_last(renderer, cache, last_rows, deadline)
         self._drain(renderer, cache, deadline)
         self.live = self._render_live(renderer) if live else []
+
+    def _render_last(self, renderer: Renderer, cache: StripCache | None, rows: int, deadline: float | None) -> None:
+        """Render the last blocks, from the end, until they fill `rows` (or `deadline` passed), and lay them out
+        after a stand-in for the blocks before them (see `render`)."""
+        backlog, drawn = self._backlog, 0
+        while len(backlog) > 1 and drawn < rows:
+            block = backlog.pop()
+            strips = _block(renderer, block, self._tint)
+            piece = Piece(partial(_block, block=block, tint=self._tint), len(strips),
+                          block if block.kind == "fence" else None)
+            if cache is not None and strips:
+                cache.put(piece, strips)
+            self._last.insert(0, (block, piece, strips))
+            drawn += len(strips) + 1
+            if deadline is not None and perf_counter() >= deadline:
+                break
+        previous = backlog[-1].kind
+        for block, piece, strips in self._last:  # separated as `_settle` will when they are laid out in order
+            if strips:
+                if _separator(previous, block.kind, block.gap):
+                    self._last_pieces.append(BLANK_PIECE)
+                self._last_pieces.append(piece)
+                previous = block.kind
+        width = renderer.width
+        self._estimate = sum(estimate_lines(block.text, width) + 1 for block in backlog)
+        self._stand_in = _blank_lines(self._estimate)
 
     def advance(self, renderer: Renderer, cache: StripCache, live: bool = True, deadline: float | None = None) -> None:
         """Render what arrived since the last frame; `live`: the tail too. Streamed blocks are rendered at
@@ -152,12 +216,30 @@ class Flow:
         self.live = self._render_live(renderer) if live else []
 
     def _drain(self, renderer: Renderer, cache: StripCache | None, deadline: float | None) -> None:
-        """Render waiting blocks in order until `deadline` (at least one: every frame makes progress)."""
+        """Render waiting blocks in order until `deadline` (at least one: every frame makes progress); then the
+        last blocks rendered first take their places (see `render`)."""
         backlog = self._backlog
         while backlog:
-            self._settle(backlog.popleft(), renderer, cache)
+            block = backlog.popleft()
+            if block.kind == "fence" and lexer_for(block.info) is not None:
+                # Drawn plain (lexing it is most of the time, 5-12 ms for 50 lines), and lexed in another thread.
+                plain = self._paint(renderer, renderer.fence(renderer.code_tokens(block.code, "")))
+                if (piece := self._settle(block, renderer, cache, plain)) is not None:
+                    self.unchecked.append(piece)
+            else:
+                self._settle(block, renderer, cache)
             if deadline is not None and perf_counter() >= deadline:
                 break
+        if not self._last:
+            return
+        if backlog:  # the stand-in shrinks by what was drawn, so the rows below it stay put
+            height = sum(piece.height for piece in self.pieces)
+            if self._stand_in.height != max(0, self._estimate - height):
+                self._stand_in = _blank_lines(max(0, self._estimate - height))
+            return
+        for block, piece, strips in self._last:
+            self._settle(block, renderer, cache, strips, piece)
+        self._last, self._last_pieces = [], []
 
     def _paint(self, renderer: Renderer, strips: list[Strip]) -> list[Strip]:
         return renderer.tint(strips, self._tint) if self._tint and strips else strips
@@ -176,17 +258,19 @@ class Flow:
         return changed
 
     def _settle(self, block: Block, renderer: Renderer, cache: StripCache | None,
-                strips: list[Strip] | None = None) -> Piece | None:
-        """Add a finished block to the pieces, and return its piece; one that draws nothing (an HTML comment, say)
-        adds nothing, not even a blank line."""
-        piece = None
+                strips: list[Strip] | None = None, piece: Piece | None = None) -> Piece | None:
+        """Add a finished block to the pieces (its `strips` and `piece` made already, if given), and return its
+        piece; one that draws nothing (an HTML comment, say) adds nothing, not even a blank line."""
         if strips is None:
             strips = _block(renderer, block, self._tint)
-        if strips:
+        if not strips:
+            piece = None
+        else:
             if _separator(self._last_kind, block.kind, block.gap):
                 self.pieces.append(BLANK_PIECE)
-            piece = Piece(partial(_block, block=block, tint=self._tint), len(strips),
-                          block if block.kind == "fence" else None)
+            if piece is None:
+                piece = Piece(partial(_block, block=block, tint=self._tint), len(strips),
+                              block if block.kind == "fence" else None)
             self.pieces.append(piece)
             if cache is not None:
                 cache.put(piece, strips)
