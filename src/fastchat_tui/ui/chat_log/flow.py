@@ -164,25 +164,25 @@ class Flow:
         self._backlog = deque(self._splitter.blocks)
         self._last, self._last_pieces = [], []
         if last_rows and len(self._backlog) > 1 and not self._splitter.tail_text() and self._splitter.open_fence is None:
-            self._render_last(renderer, cache, last_rows, deadline)
+            self._render_last(renderer, cache, last_rows)
         self._drain(renderer, cache, deadline)
         self.live = self._render_live(renderer) if live else []
 
-    def _render_last(self, renderer: Renderer, cache: StripCache | None, rows: int, deadline: float | None) -> None:
-        """Render the last blocks, from the end, until they fill `rows` (or `deadline` passed), and lay them out
-        after a stand-in for the blocks before them (see `render`)."""
+    def _render_last(self, renderer: Renderer, cache: StripCache | None, rows: int) -> None:
+        """Render the last blocks, from the end, until they fill `rows`, and lay them out after a stand-in for the
+        blocks before them (see `render`)."""
         backlog, drawn = self._backlog, 0
         while len(backlog) > 1 and drawn < rows:
             block = backlog.pop()
-            strips = _block(renderer, block, self._tint)
+            strips = self._first_draw(renderer, block)
             piece = Piece(partial(_block, block=block, tint=self._tint), len(strips),
                           block if block.kind == "fence" else None)
             if cache is not None and strips:
                 cache.put(piece, strips)
+            if block.kind == "fence" and strips and lexer_for(block.info) is not None:
+                self.unchecked.append(piece)
             self._last.insert(0, (block, piece, strips))
             drawn += len(strips) + 1
-            if deadline is not None and perf_counter() >= deadline:
-                break
         previous = backlog[-1].kind
         for block, piece, strips in self._last:  # separated as `_settle` will when they are laid out in order
             if strips:
@@ -221,13 +221,9 @@ class Flow:
         backlog = self._backlog
         while backlog:
             block = backlog.popleft()
-            if block.kind == "fence" and lexer_for(block.info) is not None:
-                # Drawn plain (lexing it is most of the time, 5-12 ms for 50 lines), and lexed in another thread.
-                plain = self._paint(renderer, renderer.fence(renderer.code_tokens(block.code, "")))
-                if (piece := self._settle(block, renderer, cache, plain)) is not None:
-                    self.unchecked.append(piece)
-            else:
-                self._settle(block, renderer, cache)
+            piece = self._settle(block, renderer, cache, self._first_draw(renderer, block))
+            if block.kind == "fence" and piece is not None and lexer_for(block.info) is not None:
+                self.unchecked.append(piece)
             if deadline is not None and perf_counter() >= deadline:
                 break
         if not self._last:
@@ -240,6 +236,12 @@ class Flow:
         for block, piece, strips in self._last:
             self._settle(block, renderer, cache, strips, piece)
         self._last, self._last_pieces = [], []
+
+    def _first_draw(self, renderer: Renderer, block: Block) -> list[Strip]:
+        """A block of a flow rendered whole: a fence drawn plain, to be lexed in another thread (`unchecked`)."""
+        if block.kind == "fence" and lexer_for(block.info) is not None:
+            return self._paint(renderer, renderer.fence(renderer.code_tokens(block.code, "")))
+        return _block(renderer, block, self._tint)
 
     def _paint(self, renderer: Renderer, strips: list[Strip]) -> list[Strip]:
         return renderer.tint(strips, self._tint) if self._tint and strips else strips
