@@ -55,6 +55,14 @@ async def drawn(pilot: Pilot[None], log: ChatLog) -> None:
     await pilot.pause()
 
 
+async def paragraphs(pilot: Pilot[None], log: ChatLog, count: int, words: str = "") -> None:
+    """A finished reply of `count` short paragraphs (``Paragraph 7.`` and `words`), drawn."""
+    reply = log.start_reply("local · model")
+    reply.append("\n\n".join(f"Paragraph {n}.{words}" for n in range(count)))
+    reply.finish()
+    await drawn(pilot, log)
+
+
 def screen_lines(log: ChatLog) -> list[str]:
     return [log.render_line(y).text.rstrip() for y in range(log.scrollable_content_region.height)]
 

@@ -18,7 +18,7 @@ from textual.strip import Strip
 
 from fastchat_tui.ui.chat_log import ChatLog
 from fastchat_tui.ui.widgets.row_scroll_bar import RowScrollBar
-from tests.test_chat_log import LogApp, drawn
+from tests.test_chat_log import LogApp, paragraphs
 
 
 def lines_of(bar: ScrollBar, lines: list[Strip]) -> list[str]:
@@ -34,10 +34,7 @@ async def test_the_bar_draws_what_textuals_draws_at_every_position() -> None:
     app = LogApp()
     async with app.run_test(size=(60, 24)) as pilot:
         log = app.query_one(ChatLog)
-        reply = log.start_reply("local · model")
-        reply.append("\n\n".join(f"Paragraph {n}." for n in range(150)))
-        reply.finish()
-        await drawn(pilot, log)
+        await paragraphs(pilot, log, 150)
         bar = log.vertical_scrollbar
         assert isinstance(bar, RowScrollBar)
         whole = Region(0, 0, *bar.region.size)
@@ -55,10 +52,7 @@ async def test_a_thumb_that_moves_over_rows_of_kinds_seen_styles_none() -> None:
     app = LogApp()
     async with app.run_test(size=(60, 24)) as pilot:
         log = app.query_one(ChatLog)
-        reply = log.start_reply("local · model")
-        reply.append("\n\n".join(f"Paragraph {n}." for n in range(150)))
-        reply.finish()
-        await drawn(pilot, log)
+        await paragraphs(pilot, log, 150)
         bar = log.vertical_scrollbar
         whole = Region(0, 0, *bar.region.size)
         seen: dict[int, Strip] = {}

@@ -11,7 +11,7 @@ from textual.selection import Selection
 from textual.widget import Widget
 
 from fastchat_tui.ui.chat_log import ChatLog, ThinkingFigures
-from tests.test_chat_log import LogApp, drawn
+from tests.test_chat_log import LogApp, drawn, paragraphs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import corpus
@@ -78,10 +78,7 @@ async def test_a_line_that_did_not_change_is_not_styled_again() -> None:
     app = LogApp()
     async with app.run_test(size=(70, 20)) as pilot:
         log = app.query_one(ChatLog)
-        reply = log.start_reply("local · model")
-        reply.append("\n\n".join(f"Paragraph {n} says a few words." for n in range(40)))
-        reply.finish()
-        await drawn(pilot, log)
+        await paragraphs(pilot, log, 40, " It says a few words.")
         crop = Region(0, 0, log.region.width, log.region.height)
         before = log.render_lines(crop)
         log.scroll_to(y=log.scroll_y - 3, animate=False, immediate=True)  # three new lines at the top
