@@ -350,14 +350,19 @@ class LlamaWireSession(Session):
 def record_meter(app: FastchatApp) -> list[str]:
     """Every meter text the status bar is given, in order (none is missed, however fast they come)."""
     seen: list[str] = []
-    show = app.status.show
+    show, show_live = app.status.show, app.status.show_live
 
     def recording(**parts: Any) -> None:
         if parts.get("meter"):
             seen.append(parts["meter"])
         show(**parts)
 
+    def recording_live(meter: str) -> None:  # a stage's progress, the live figures: drawn in the next frame
+        seen.append(meter)
+        show_live(meter)
+
     app.status.show = recording  # type: ignore[method-assign]
+    app.status.show_live = recording_live  # type: ignore[method-assign]
     return seen
 
 
