@@ -73,9 +73,10 @@ def start_server(tokens_file: Path, rate: float | None, record: Path, ttft: floa
 
 
 def records(record: Path) -> list[dict]:
+    """The requests a server recorded so far: every whole line (the server may be writing the last one)."""
     if not record.exists():
         return []
-    return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in record.read_text().split("\n")[:-1] if line.strip()]
 
 
 def last_chat(record: Path, n: int, timeout: float = 30.0) -> dict:

@@ -394,3 +394,30 @@ async def test_a_reopened_failed_reply_shows_its_error(tmp_path, openai_server: 
         await pilot.pause()
         screen = " ".join(visible_text(app).split())
         assert "✖ error: " in screen and " ".join(error.message.split()) in screen
+
+
+async def test_a_reply_is_scanned_for_secrets_once_it_ends_not_when_the_next_prompt_is_sent(tmp_path, openai_server,
+                                                                                          monkeypatch):
+    # The next prompt's send scanned the whole reply before it: 25-30 ms of the loop for 10,000 tokens.
+    import threading
+
+    from fastchat_tui import session as session_module
+
+    reply = "word " * 2000
+    openai_server.push(Script(tokens=[reply]), Script(tokens=["second"]))
+    scanned_in: list[tuple[str, str]] = []
+    find_sensitive = session_module.find_sensitive
+
+    def recorded(prompt, attachments=(), history=(), *args, **kwargs):  # type: ignore[no-untyped-def]
+        scanned_in.extend((text[:10], threading.current_thread().name) for text in history)
+        return find_sensitive(prompt, attachments, history, *args, **kwargs)
+
+    monkeypatch.setattr(session_module, "find_sensitive", recorded)
+    app = FastchatApp(make_config(tmp_path, {"fast": ("openai", openai_server.url)}))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"one", "enter")
+        await until(pilot, lambda: not app.streaming and any(text == reply[:10] for text, _ in scanned_in))
+        await pilot.press(*"two", "enter")
+        await until(pilot, lambda: not app.streaming and (turn := app.conversation.last_turn) is not None
+                    and turn.text == "second")
+    assert all(thread != "MainThread" for text, thread in scanned_in if text == reply[:10])

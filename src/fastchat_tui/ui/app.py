@@ -349,6 +349,7 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             self.offer_pull(self.conversation.last_turn)  # a reply whose Ollama model is missing offers its pull
         finally:
             reply.end()
+            self.run_worker(self.session.prescan, thread=True, group="prescan", exit_on_error=False)
             settle()  # now, before a preview's objects come: see collector
             self.call_after_refresh(self.show_branch)  # a prompt sent after an edit made a branch (not once closing)
             if reply.rounds is not None:
