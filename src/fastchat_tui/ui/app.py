@@ -349,12 +349,15 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
             self.offer_pull(self.conversation.last_turn)  # a reply whose Ollama model is missing offers its pull
         finally:
             reply.end()
-            self.run_worker(self.session.prescan, thread=True, group="prescan", exit_on_error=False)
             settle()  # now, before a preview's objects come: see collector
             self.call_after_refresh(self.show_branch)  # a prompt sent after an edit made a branch (not once closing)
             if reply.rounds is not None:
                 self.last_rounds = reply.rounds
             self.set_timer(SETTLE_AFTER_S, settle)  # what the reply left: see collector
+            # Scan the reply for secrets now, not when the next prompt is sent; once its last frames are drawn (in a
+            # thread, it holds the interpreter 5 ms at a time: the last frames would wait for it).
+            self.set_timer(SETTLE_AFTER_S, lambda: self.run_worker(self.session.prescan, thread=True, group="prescan",
+                                                                   exit_on_error=False))
 
     def _give_back_prompt(self) -> None:
         """A sensitive prompt the user chose not to send goes back into the box (ahead of anything typed since),

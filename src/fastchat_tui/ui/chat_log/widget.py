@@ -556,9 +556,11 @@ class ChatLog(ScrollView, can_focus=True):
                 or entry.key != renderer.key or entry.index >= len(self._entries) or self._entries[entry.index] is not entry):
             return  # drawn again since (whole, so lexed whole), out of the cache (the same), or gone
         self.render_stats.block_renders += 1
-        if flow.check(renderer, strips, lexed.result()):
-            self._dirty[entry.index] = entry
-            self._request_frame(urgent=False)
+        if flow.check(renderer, strips, lexed.result()):  # the same rows, some of them drawn anew: no layout
+            row = next((start for each, start in zip(entry.pieces, entry.piece_starts, strict=True) if each is piece),
+                       None)
+            if row is not None:
+                self.refresh_lines(self._starts[entry.index] + row, piece.height)
 
     # Frames
 
