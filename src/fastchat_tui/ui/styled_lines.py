@@ -29,7 +29,7 @@ from textual.strip import Strip
 from textual.style import Style as TextualStyle
 from textual.widget import Widget
 
-__all__ = ["PlainStyle", "StyledLines", "plain_style"]
+__all__ = ["PlainStyle", "StyledLines", "plain_style", "styling_key"]
 
 
 class PlainStyle(NamedTuple):
@@ -84,12 +84,10 @@ class StyledLines:
         if (gutter.top or gutter.bottom or any(edge for edge, _ in styles.outline)
                 or crop.column_span != (0, width) or _link_lit(widget)):
             return None
-        base, background = widget.background_colors
-        filters = widget.get_line_filters()
-        key = (widget.region.size, base, background, widget.opacity, widget.app.ansi_theme, *filters)
+        key = styling_key(widget)
         if key != self._key:
             self._key, self._lines = key, {}
-            self._plain = plain_style(widget, base, background, filters)
+            self._plain = plain_style(widget)
         kept: dict[Hashable, tuple[Strip, Strip]] = self._lines
         lines: dict[Hashable, tuple[Strip, Strip]] = {}
         result: list[Strip] = []
@@ -121,24 +119,29 @@ class StyledLines:
         return result
 
 
-def plain_style(widget: Widget, base: Color | None = None, background: Color | None = None,
-                filters: Sequence[LineFilter] | None = None) -> PlainStyle | None:
+def styling_key(widget: Widget) -> tuple[object, ...]:
+    """What Textual's styling of the widget's lines depends on besides its own styles (a change of those the widget
+    is told of: `notify_style_update`): its size, the colours under it, its opacity, the ANSI theme and the app's
+    line filters. Styled lines kept are good while it stays the same."""
+    return (widget.region.size, *widget.background_colors, widget.opacity, widget.app.ansi_theme,
+            *widget.get_line_filters())
+
+
+def plain_style(widget: Widget) -> PlainStyle | None:
     """How Textual's styles cache styles the widget's content lines, when that is padding, background and the
     line filters alone (no border, vertical padding, outline, tint, hatch, text opacity or opacity); None when it
-    is more. `base`, `background`: the widget's `background_colors`; `filters`: its line filters (looked up when
-    not given)."""
+    is more."""
     styles = widget.styles
     top, right, bottom, left = styles.padding
     if (top or bottom or any(edge for edge, _ in styles.border) or any(edge for edge, _ in styles.outline)
             or styles.tint.a or styles.text_opacity != 1.0 or widget.opacity != 1.0
             or (styles.has_rule("hatch") and styles.hatch != "none")):
         return None
-    if base is None or background is None:
-        base, background = widget.background_colors
+    base, background = widget.background_colors
     inner = TextualStyle(background=base + background).rich_style
     return PlainStyle(widget.region.width, widget.content_region.width, inner,
                   [Segment(" " * left, inner)] if left else [], [Segment(" " * right, inner)] if right else [],
-                  widget.get_line_filters() if filters is None else filters, background)
+                  widget.get_line_filters(), background)
 
 
 def _link_lit(widget: Widget) -> bool:

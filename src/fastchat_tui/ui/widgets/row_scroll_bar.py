@@ -22,7 +22,7 @@ from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 from textual.widget import Widget
 
-from fastchat_tui.ui.styled_lines import plain_style
+from fastchat_tui.ui.styled_lines import plain_style, styling_key
 
 __all__ = ["RowScrollBar"]
 
@@ -67,8 +67,7 @@ class RowScrollBar(ScrollBar):
         if (crop != Region(0, 0, width, height) or any(styles.gutter) or any(edge for edge, _ in styles.outline)
                 or not width or not height):
             return super().render_lines(crop)
-        key = (self.region.size, self.rich_style, self.background_colors, self.opacity, self.app.ansi_theme,
-               *self.get_line_filters())
+        key = (*styling_key(self), self.rich_style)  # its rows' cells are drawn over its own style
         if key != self._key or len(self._kept) > _KINDS_KEPT:
             self._key, self._kept = key, {}
         rows = self._rows(width, height)
