@@ -48,6 +48,12 @@ def estimate_lines(text: str, width: int) -> int:
     return sum(len(line) // width + 1 for line in text.split("\n"))
 
 
+def _lexed_later(block: Block) -> bool:
+    """Whether a block of a flow rendered whole is drawn plain first and lexed in another thread (see `unchecked`):
+    a fence in a language there is a lexer for."""
+    return block.kind == "fence" and lexer_for(block.info) is not None
+
+
 def _blank_lines(count: int) -> Piece:
     return Piece(lambda renderer: [BLANK] * count, count)
 
@@ -179,7 +185,7 @@ class Flow:
                           block if block.kind == "fence" else None)
             if cache is not None and strips:
                 cache.put(piece, strips)
-            if block.kind == "fence" and strips and lexer_for(block.info) is not None:
+            if strips and _lexed_later(block):
                 self.unchecked.append(piece)
             self._last.insert(0, (block, piece, strips))
             drawn += len(strips) + 1
@@ -222,7 +228,7 @@ class Flow:
         while backlog:
             block = backlog.popleft()
             piece = self._settle(block, renderer, cache, self._first_draw(renderer, block))
-            if block.kind == "fence" and piece is not None and lexer_for(block.info) is not None:
+            if piece is not None and _lexed_later(block):
                 self.unchecked.append(piece)
             if deadline is not None and perf_counter() >= deadline:
                 break
@@ -239,7 +245,7 @@ class Flow:
 
     def _first_draw(self, renderer: Renderer, block: Block) -> list[Strip]:
         """A block of a flow rendered whole: a fence drawn plain, to be lexed in another thread (`unchecked`)."""
-        if block.kind == "fence" and lexer_for(block.info) is not None:
+        if _lexed_later(block):
             return self._paint(renderer, renderer.fence(renderer.code_tokens(block.code, "")))
         return _block(renderer, block, self._tint)
 
