@@ -15,7 +15,7 @@ from functools import partial
 from time import perf_counter
 from typing import Generic, TypeVar
 
-__all__ = ["Merge"]
+__all__ = ["Merge", "Steps"]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -28,6 +28,22 @@ STEP_S = 0.004
 hundred tokens after the loop was busy for a while) went through in one step, up to 40 ms with four streams."""
 STEP_ITEMS = 16
 """Items a stream's task hands on at least before it lets the other tasks run."""
+
+
+class Steps:
+    """Lets the other tasks of the loop run while a task hands on a burst of items that arrived at once (an async
+    generator's items that are ready do not suspend it): after ``seconds`` of handing on, and ``items`` items."""
+
+    def __init__(self, seconds: float, items: int = 1) -> None:
+        self.seconds, self.items = seconds, items
+        self._end, self._handed = perf_counter() + seconds, 0
+
+    async def handed(self) -> None:
+        """One more item handed on: the other tasks run now if the step is over."""
+        self._handed += 1
+        if self._handed >= self.items and perf_counter() >= self._end:
+            await asyncio.sleep(0)
+            self._end, self._handed = perf_counter() + self.seconds, 0
 
 
 class Merge(Generic[T, U]):
@@ -77,19 +93,16 @@ class Merge(Generic[T, U]):
     async def _run(self, index: int) -> None:
         assert self._queue is not None
         put, tag, watch = self._queue.put_nowait, self.tag, self.watch
-        next_break, handed = perf_counter() + STEP_S, 0
+        # Bursts only: the few items a stream starts with go on before the next stream starts, as they always did
+        # (history records the replies in that order).
+        steps = Steps(STEP_S, STEP_ITEMS)
         try:
             async with aclosing(self.streams[index]()) as items:
                 async for item in items:
                     if watch is not None:
                         watch(index, item)
                     put(tag(index, item))
-                    handed += 1
-                    # A burst only: the few items a stream starts with go on before the next stream starts, as
-                    # they always did (history records the replies in that order).
-                    if handed >= STEP_ITEMS and perf_counter() >= next_break:
-                        await asyncio.sleep(0)
-                        next_break, handed = perf_counter() + STEP_S, 0
+                    await steps.handed()
         except asyncio.CancelledError:
             pass  # the generator was closed; the stream ends in _done like any other
         except Exception as exc:  # a bug, not a failure (those are items): the consumer raises it

@@ -14,7 +14,6 @@ from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -31,6 +30,7 @@ from fastchat_tui.race import ColumnEvent
 from fastchat_tui.selection import Selection
 from fastchat_tui.session import Session
 from fastchat_tui.sources.base import Probe
+from fastchat_tui.streams import Steps
 from fastchat_tui.tool_rounds import RoundsEnded, call_line
 from fastchat_tui.turn import SendOptions
 from fastchat_tui.ui.attach_files import AttachFiles
@@ -322,12 +322,10 @@ class FastchatApp(AttachFiles, CompareMode, ChatHistory, Palette, ModelPulls, Ap
         view: CompareView | None = None
         try:
             await self.warmup.wait()  # never import the clients on the loop while the warm-up thread imports them
-            next_break = perf_counter() + EVENTS_STEP_S
+            steps = Steps(EVENTS_STEP_S)  # a burst read at once is handled a few ms at a time
             async with aclosing(events):
                 async for event in events:
-                    if perf_counter() >= next_break:  # a burst read at once is handled a few ms at a time
-                        await asyncio.sleep(0)
-                        next_break = perf_counter() + EVENTS_STEP_S
+                    await steps.handed()
                     if isinstance(event, ColumnEvent):  # a comparison's hot path
                         assert view is not None
                         view.show(event)
