@@ -11,7 +11,7 @@ and a pass, when it came, stopped the app for 0.8-1 s (benchmarks/long_session.p
 as the originals would have returned it; every other call goes to Textual's own method.
 
 A strip also made seven caches (`FIFOCache`s, each with a dict of its own) as it was made, though most strips use
-none: making one took 1.7 µs, 0.3 without them, and a stream makes some 20,000 strips a reply, each eight more
+none: making one took 1.7 µs, 0.3 without them, and a stream makes some 20,000 strips a reply, each seven more
 objects for the collector (benchmarks/textual_strip_caches.py). `install` makes each cache when it is first used,
 if `Strip` still has the attributes this knows (`tests/test_strips.py` fails once Textual makes them lazily itself).
 """

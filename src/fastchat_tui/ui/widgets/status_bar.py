@@ -130,10 +130,7 @@ class StatusBar(Horizontal):
         updates that carry the text it measures, not in updates of its own."""
         self.meter = meter
         if self.is_mounted:
-            FrameClock.of(self.app).request(self._draw, urgent=False)
-
-    def _draw(self) -> None:
-        self.show()
+            FrameClock.of(self.app).request(self.show, urgent=False)
 
     def on_resize(self) -> None:
         self.show()  # fit the meter to the new width
