@@ -131,8 +131,6 @@ def text_of(log: ChatLog) -> str:
 
 async def test_the_status_bars_live_meter_is_drawn_in_the_transcripts_frames(tmp_path, openai_server,
                                                                              monkeypatch) -> None:
-    from textual.widgets import Static
-
     from fastchat_tui.ui import reply_view
     from fastchat_tui.ui.app import FastchatApp
     from tests.servers import Script
@@ -147,24 +145,23 @@ async def test_the_status_bars_live_meter_is_drawn_in_the_transcripts_frames(tmp
     async with app.run_test(size=(100, 30)) as pilot:
         clock = FrameClock.of(app)
         in_frame = [False]
-        frame = clock._frame
+        draw = clock._draw
 
-        def framed() -> None:
+        def framed(draws: list) -> None:
             in_frame[0] = True
             try:
-                frame()
+                draw(draws)
             finally:
                 in_frame[0] = False
 
-        clock._frame = framed  # type: ignore[method-assign]
-        meter = app.status.query_one("#status-meter", Static)
-        update = meter.update
+        clock._draw = framed  # type: ignore[method-assign]
+        refresh = app.status.refresh
 
-        def recorded(content: object = "", *, layout: bool = True) -> None:
-            drawn_when.append((str(content), in_frame[0]))
-            update(content, layout=layout)  # type: ignore[arg-type]
+        def recorded(*args: object, **kwargs: object) -> object:
+            drawn_when.append((app.status.meter, in_frame[0]))
+            return refresh(*args, **kwargs)  # type: ignore[arg-type]
 
-        meter.update = recorded  # type: ignore[method-assign,assignment]
+        app.status.refresh = recorded  # type: ignore[method-assign]
         await pilot.press(*"go", "enter")
         await until(pilot, lambda: not app.streaming and app.conversation.last_turn is not None
                     and app.conversation.last_turn.status == "complete", timeout=20)
@@ -210,3 +207,27 @@ async def test_the_reply_worker_lets_the_app_run_between_the_events_of_a_burst(t
                     and app.conversation.last_turn.status == "complete", timeout=20)
         task.cancel()
     assert len(shown) > 60 and all(later > earlier for earlier, later in itertools.pairwise(shown))
+
+
+@pytest.mark.parametrize(("step", "expected"), [
+    (0.0, ["first", "the loop", "second"]),  # past its step after the first draw: the loop runs, then the rest
+    (60.0, ["first", "second", "the loop"]),  # within it: one go
+])
+async def test_a_frame_that_draws_past_its_step_lets_the_loop_run_before_the_rest(monkeypatch, step: float,
+                                                                                  expected: list[str]) -> None:
+    monkeypatch.setattr(pacing, "FRAME_STEP", step)
+    app = TwoLogs()
+    async with app.run_test(size=(120, 30)) as pilot:
+        clock = FrameClock.of(app)
+        order: list[str] = []
+
+        def first() -> None:
+            order.append("first")
+            app.call_later(order.append, "the loop")  # a key press, say, that came while the frame drew
+
+        clock.request(first, urgent=False)
+        frames = clock.frames
+        clock.draw_now(lambda: order.append("second"))
+        await until(pilot, lambda: len(order) == 3)
+        assert order == expected
+        assert clock.frames - frames == 1
