@@ -4,9 +4,14 @@ and 80 columns in both themes."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from textual.app import App, ComposeResult
+from textual.geometry import Offset, Region
 from textual.pilot import Pilot
+from textual.selection import Selection
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from fastchat_tui.config import Config, SourceConfig
@@ -17,6 +22,7 @@ from fastchat_tui.race import ColumnEvent, race
 from fastchat_tui.sources.base import ErrorKind, SourceError, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
 from fastchat_tui.ui.chat_log import CompareView
+from fastchat_tui.ui.chat_log.compare import MeterLine
 from fastchat_tui.ui.themes import load_themes
 from tests.helpers import session_for, source, until
 from tests.race_servers import WatchfulOpenAIServer
@@ -254,3 +260,42 @@ def test_compare_view_snapshot(snap_compare, theme: str, width: int) -> None:  #
         await drawn(pilot, view)
 
     assert snap_compare(CompareApp(view, theme), terminal_size=(width, 34 if width == 160 else 48), run_before=run_before)
+
+
+def textuals_line(meter: MeterLine) -> list[str]:
+    """The meter line as Textual draws it from the widget's `render`, in escape codes."""
+    meter._styles_cache.clear()
+    meter._render_content()
+    crop = Region(0, 0, meter.region.width, meter.region.height)
+    meter.render_line = partial(Widget.render_line, meter)  # type: ignore[method-assign]
+    try:
+        return [strip.render(meter.app.console) for strip in Widget.render_lines(meter, crop)]
+    finally:
+        del meter.render_line
+        meter._styles_cache.clear()
+
+
+def drawn_line(meter: MeterLine) -> list[str]:
+    crop = Region(0, 0, meter.region.width, meter.region.height)
+    return [strip.render(meter.app.console) for strip in meter.render_lines(crop)]
+
+
+@pytest.mark.parametrize("theme", ["fastchat-dark", "fastchat-light"])
+async def test_a_meter_line_is_drawn_as_textual_draws_its_text(theme: str) -> None:
+    view = snapshot_view()
+    app = CompareApp(view, theme)
+    async with app.run_test(size=(160, 34)) as pilot:
+        feed(view)  # a kept column, a finished one, a failed one (each its colour), the first focused
+        await drawn(pilot, view)
+        meters = [column.meter for column in view.columns]
+        texts = ["", "TTFT 118 ms · 1,204 tok/s · 2,048 tokens", "速い · ▁▂▃ 流れ · " * 6, "x" * 200,
+                 "no reply:\tHTTP 500\nTraceback (most recent call last)"]
+        for text in texts:  # empty, fits, wide characters cut with an ellipsis, plain text cut, a tab and a newline
+            for meter in meters:
+                meter.show(text)
+            await drawn(pilot, view)
+            for meter in meters:
+                assert drawn_line(meter) == textuals_line(meter), (text, meter.classes)
+        app.screen.selections = {meters[1]: Selection(Offset(0, 0), Offset(4, 0))}  # some of it selected
+        await pilot.pause()
+        assert drawn_line(meters[1]) == textuals_line(meters[1])

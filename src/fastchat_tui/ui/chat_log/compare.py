@@ -35,6 +35,7 @@ from textual.binding import BindingType
 from textual.containers import Container, Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.worker import Worker
 
@@ -111,6 +112,18 @@ class MeterLine(Widget):
 
     def render(self) -> Content:
         return Content(self._text)
+
+    def render_line(self, y: int) -> Strip:
+        """The text, cut with an ellipsis, drawn straight to its strip as Textual draws it from `render`, in a
+        third of the time (every column's line changes in every frame: 4 x 190 µs a frame). Text selected in the
+        line is drawn by Textual."""
+        if self.text_selection is not None:
+            return super().render_line(y)
+        style = self.visual_style
+        if y:
+            return Strip.blank(self.content_size.width, style.rich_style)
+        line = Content(self._text.partition("\n")[0]).expand_tabs().truncate(self.content_size.width, ellipsis=True)
+        return Strip(line.render_segments(style), line.cell_length).apply_offsets(0, y)
 
 
 class CompareColumn(Vertical):
