@@ -1,5 +1,5 @@
-"""The status bar's meter changes every frame of a reply: a new text of the same width repaints its line, it does
-not lay the screen out again (a transcript, the prompt's box, the footer's keys); a wider or narrower one does."""
+"""The status bar's meter changes every frame of a reply: a new text repaints its line, of the same width or not; it
+does not lay the screen out again (a transcript, the prompt's box, the footer's keys)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from textual.app import App, ComposeResult
 from textual.screen import Screen
-from textual.widgets import Label, Static
+from textual.widgets import Label
 
 from fastchat_tui.ui.widgets.status_bar import StatusBar
 
@@ -36,7 +36,7 @@ def _drawn(app: Bar) -> str:
     return app.export_screenshot().replace("&#160;", " ")
 
 
-async def test_a_meter_of_the_same_width_is_repainted_without_a_layout(layouts: Counter[str]) -> None:
+async def test_a_new_meter_is_repainted_without_a_layout(layouts: Counter[str]) -> None:
     app = Bar()
     async with app.run_test(size=(80, 6)) as pilot:
         bar = app.query_one(StatusBar)
@@ -52,17 +52,21 @@ async def test_a_meter_of_the_same_width_is_repainted_without_a_layout(layouts: 
         assert layouts["layouts"] == 0 and "→ local · n" in _drawn(app)
 
 
-async def test_a_wider_meter_lays_the_bar_out_and_keeps_it_right_aligned(layouts: Counter[str]) -> None:
+async def test_a_wider_meter_is_drawn_without_a_layout_right_aligned_and_the_route_makes_room(
+        layouts: Counter[str]) -> None:
     app = Bar()
-    async with app.run_test(size=(80, 6)) as pilot:
+    async with app.run_test(size=(40, 6)) as pilot:
         bar = app.query_one(StatusBar)
-        bar.show(meter="rate-9")
+        bar.show(route="→ fast · a-model-with-a-long-name", meter="rate-9")
         await pilot.pause()
         layouts.clear()
         bar.show(meter="rate-10000")
         await pilot.pause()
-        assert layouts["layouts"] >= 1
-        meter = bar.query_one("#status-meter", Static)
-        assert "rate-10000" in _drawn(app)
-        assert meter.region.right == bar.region.right - 1  # the bar's right padding
-        assert meter.region.width == len("rate-10000") + 2  # its left gap
+        assert layouts["layouts"] == 0
+        line = _drawn_line(app, bar)
+        assert line.endswith("  rate-10000 ")  # its gap, the meter, the bar's right padding
+        assert line == " ● auto → fast · a-model-w…  rate-10000 ", line
+
+
+def _drawn_line(app: Bar, bar: StatusBar) -> str:
+    return "".join(segment.text for segment in app.screen._compositor.render_strips()[bar.region.y])

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.cells import cell_len
-from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.content import Content
-from textual.widgets import Static
+from textual.strip import Strip
+from textual.widget import Widget
 
 from fastchat_tui.ui.chat_log.pacing import FrameClock
 
@@ -35,14 +36,19 @@ def fit_meter(meter: str, room: int) -> str:
     return METER_SEPARATOR.join(parts)
 
 
-class StatusBar(Horizontal):
+class StatusBar(Widget):
     """One line: ``● local · llama3.2:latest[ · template explain][ · thinking off] → source · model · reason  note``
     (cut with … when narrow, the note first) and the meter, shrunk by :func:`fit_meter` when narrow. The template
     part shows while the chat sends each prompt through one; the thinking part only when the chat overrides the
     source's setting; the note says why the model is not the configured one, or that
     the configured one is missing (``warn``: its requests will fail). In compare mode the bar names where the
-    next prompt goes instead of the selected source: ``● compare: groq, local``."""
+    next prompt goes instead of the selected source: ``● compare: groq, local``.
 
+    The bar is one widget drawing one line (`render_line`): a meter that changes in every frame of a reply, wider
+    or narrower, repaints that line and never lays the screen out again (a transcript, the prompt's box, the
+    footer's keys), and is drawn without Textual's Content pipeline (see `MeterLine`)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"status-bar--meter"}
     DEFAULT_CSS = """
     StatusBar {
         height: 1;
@@ -50,14 +56,7 @@ class StatusBar(Horizontal):
         background: $panel;
         color: $foreground;
     }
-    StatusBar > #status-route {
-        width: 1fr;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
-    }
-    StatusBar > #status-meter {
-        width: auto;
-        padding-left: 2;  /* METER_GAP */
+    StatusBar > .status-bar--meter {
         color: $foreground 80%;
     }
     """
@@ -76,13 +75,9 @@ class StatusBar(Horizontal):
         self.note = ""
         self.warn = False
         self.meter = ""
-        self._shown = Content(), Content()
-        """The route's and the meter's text as last drawn: a meter that changes each frame costs a repaint of
-        its line, not a layout of the screen (a transcript's scroll, the prompt's box, the footer's keys)."""
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="status-route")
-        yield Static(id="status-meter")
+        self._shown: tuple[str, ...] = ()
+        """What the line is drawn from, the meter last: a `show` that changes none of it draws nothing."""
+        self._left_drawn: tuple[tuple[str, ...], Content] | None = None
 
     def on_mount(self) -> None:
         self.show()
@@ -112,17 +107,10 @@ class StatusBar(Horizontal):
             self.meter = meter
         if not self.is_mounted:
             return
-        note_style = "$text-warning" if self.warn else "$text-muted"
-        left = Content.from_markup(f"[bold $primary]●[/] [bold]$selected[/]$think $route[{note_style}]$note[/]",
-                                   selected=self._where, think=self._think_text, route=self.route,
-                                   note=self._note_text)
-        if left != self._shown[0]:  # its width is the bar's rest, whatever it says: no layout
-            self.query_one("#status-route", Static).update(left, layout=False)
-        fitted = Content(self._fitted_meter())
-        if fitted != self._shown[1]:  # a layout only when the meter's width changes (the route's room with it)
-            self.query_one("#status-meter", Static).update(fitted,
-                                                           layout=fitted.cell_length != self._shown[1].cell_length)
-        self._shown = left, fitted
+        shown = (self._where, self._think_text, self.route, self._note_text, str(self.warn), self.meter)
+        if shown != self._shown:
+            self._shown = shown
+            self.refresh()
 
     def show_live(self, meter: str) -> None:
         """A meter that changes while a reply streams (its live figures, a stage's progress, a tool's output):
@@ -132,15 +120,38 @@ class StatusBar(Horizontal):
         if self.is_mounted:
             FrameClock.of(self.app).request(self.show, urgent=False)
 
-    def on_resize(self) -> None:
-        self.show()  # fit the meter to the new width
+    def render(self) -> Content:
+        """The line: the left part cut with an ellipsis to the room the meter leaves, then the meter."""
+        width = self.content_size.width
+        meter = self._fitted_meter(width)
+        room = max(0, width - METER_GAP - cell_len(meter))
+        return Content.assemble(self._left().truncate(room, ellipsis=True, pad=True), " " * METER_GAP,
+                                (meter, self.get_visual_style("status-bar--meter")))
 
-    def _fitted_meter(self) -> str:
+    def _left(self) -> Content:
+        """The left part, made again only when it changes (parsing its markup was half of drawing the line)."""
+        shown = self._shown[:-1]
+        if self._left_drawn is None or self._left_drawn[0] != shown:
+            note_style = "$text-warning" if self.warn else "$text-muted"
+            left = Content.from_markup(f"[bold $primary]●[/] [bold]$selected[/]$think $route[{note_style}]$note[/]",
+                                       selected=self._where, think=self._think_text, route=self.route,
+                                       note=self._note_text)
+            self._left_drawn = shown, left
+        return self._left_drawn[1]
+
+    def render_line(self, y: int) -> Strip:
+        """The line drawn straight to its strip; text selected in it is drawn by Textual."""
+        if self.text_selection is not None:
+            return super().render_line(y)
+        line = self.render().expand_tabs()
+        return Strip(line.render_segments(self.visual_style), line.cell_length).apply_offsets(0, y)
+
+    def _fitted_meter(self, width: int) -> str:
         """The meter, shrunk so the selected source and the source that answers keep their names on the left."""
         head = f"● {self._where.split(METER_SEPARATOR)[0]}"
         if self.route.startswith("→"):
             head += " " + self.route.split(METER_SEPARATOR)[0]
-        return fit_meter(self.meter, self.content_size.width - METER_GAP - cell_len(head))
+        return fit_meter(self.meter, width - METER_GAP - cell_len(head))
 
     @property
     def _where(self) -> str:
