@@ -141,3 +141,23 @@ async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 30.0
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition not reached in time")
         await pilot.pause(0.02)
+
+
+def drawn_and_textuals(widget: Any) -> tuple[list[str], list[str]]:
+    """A widget's lines as it draws them, and as Textual draws them from its `render` (for a widget that draws
+    its own `render_line`), in escape codes."""
+    from functools import partial
+
+    from textual.geometry import Region
+    from textual.widget import Widget
+
+    crop = Region(0, 0, widget.region.width, widget.region.height)
+    drawn = [strip.render(widget.app.console) for strip in widget.render_lines(crop)]
+    widget._styles_cache.clear()
+    widget._render_content()
+    widget.render_line = partial(Widget.render_line, widget)
+    try:
+        return drawn, [strip.render(widget.app.console) for strip in Widget.render_lines(widget, crop)]
+    finally:
+        del widget.render_line
+        widget._styles_cache.clear()

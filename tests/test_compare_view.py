@@ -4,14 +4,11 @@ and 80 columns in both themes."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import pytest
 from textual.app import App, ComposeResult
-from textual.geometry import Offset, Region
+from textual.geometry import Offset
 from textual.pilot import Pilot
 from textual.selection import Selection
-from textual.widget import Widget
 from textual.widgets import Footer
 
 from fastchat_tui.config import Config, SourceConfig
@@ -22,9 +19,8 @@ from fastchat_tui.race import ColumnEvent, race
 from fastchat_tui.sources.base import ErrorKind, SourceError, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
 from fastchat_tui.ui.chat_log import CompareView
-from fastchat_tui.ui.chat_log.compare import MeterLine
 from fastchat_tui.ui.themes import load_themes
-from tests.helpers import session_for, source, until
+from tests.helpers import drawn_and_textuals, session_for, source, until
 from tests.race_servers import WatchfulOpenAIServer
 from tests.servers import OpenAIServer, Script, split_tokens, synthetic_tokens
 
@@ -262,24 +258,6 @@ def test_compare_view_snapshot(snap_compare, theme: str, width: int) -> None:  #
     assert snap_compare(CompareApp(view, theme), terminal_size=(width, 34 if width == 160 else 48), run_before=run_before)
 
 
-def textuals_line(meter: MeterLine) -> list[str]:
-    """The meter line as Textual draws it from the widget's `render`, in escape codes."""
-    meter._styles_cache.clear()
-    meter._render_content()
-    crop = Region(0, 0, meter.region.width, meter.region.height)
-    meter.render_line = partial(Widget.render_line, meter)  # type: ignore[method-assign]
-    try:
-        return [strip.render(meter.app.console) for strip in Widget.render_lines(meter, crop)]
-    finally:
-        del meter.render_line
-        meter._styles_cache.clear()
-
-
-def drawn_line(meter: MeterLine) -> list[str]:
-    crop = Region(0, 0, meter.region.width, meter.region.height)
-    return [strip.render(meter.app.console) for strip in meter.render_lines(crop)]
-
-
 @pytest.mark.parametrize("theme", ["fastchat-dark", "fastchat-light"])
 async def test_a_meter_line_is_drawn_as_textual_draws_its_text(theme: str) -> None:
     view = snapshot_view()
@@ -295,7 +273,9 @@ async def test_a_meter_line_is_drawn_as_textual_draws_its_text(theme: str) -> No
                 meter.show(text)
             await drawn(pilot, view)
             for meter in meters:
-                assert drawn_line(meter) == textuals_line(meter), (text, meter.classes)
+                ours, textuals = drawn_and_textuals(meter)
+                assert ours == textuals, (text, meter.classes)
         app.screen.selections = {meters[1]: Selection(Offset(0, 0), Offset(4, 0))}  # some of it selected
         await pilot.pause()
-        assert drawn_line(meters[1]) == textuals_line(meters[1])
+        ours, textuals = drawn_and_textuals(meters[1])
+        assert ours == textuals

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Label
 
 from fastchat_tui.ui.widgets.status_bar import StatusBar
+from tests.helpers import drawn_and_textuals
 
 
 class Bar(App[None]):
@@ -70,3 +71,17 @@ async def test_a_wider_meter_is_drawn_without_a_layout_right_aligned_and_the_rou
 
 def _drawn_line(app: Bar, bar: StatusBar) -> str:
     return "".join(segment.text for segment in app.screen._compositor.render_strips()[bar.region.y])
+
+
+@pytest.mark.parametrize("width", [80, 30])
+async def test_the_bar_is_drawn_as_textual_draws_its_line(width: int) -> None:
+    app = Bar()
+    async with app.run_test(size=(width, 6)) as pilot:
+        bar = app.query_one(StatusBar)
+        for parts in ({}, {"route": "→ fast · a-model · long prompt", "meter": "TTFT 120 ms · 1,204 tok/s"},
+                      {"note": "using qwen2.5-coder:7b", "warn": True, "template": "explain", "think": "off"},
+                      {"compare": "groq, local", "meter": "速い · ▁▂▃ " * 4}):
+            bar.show(**parts)  # type: ignore[arg-type]
+            await pilot.pause()
+            drawn, textuals = drawn_and_textuals(bar)
+            assert drawn == textuals, parts

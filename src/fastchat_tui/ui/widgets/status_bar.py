@@ -10,6 +10,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from fastchat_tui.ui.chat_log.pacing import FrameClock
+from fastchat_tui.ui.styled_lines import one_line
 
 METER_SEPARATOR = " · "
 """How :mod:`fastchat_tui.meter` joins the parts of its summary."""
@@ -46,7 +47,7 @@ class StatusBar(Widget):
 
     The bar is one widget drawing one line (`render_line`): a meter that changes in every frame of a reply, wider
     or narrower, repaints that line and never lays the screen out again (a transcript, the prompt's box, the
-    footer's keys), and is drawn without Textual's Content pipeline (see `MeterLine`)."""
+    footer's keys), and is drawn without Textual's Content pipeline (`one_line`)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"status-bar--meter"}
     DEFAULT_CSS = """
@@ -55,6 +56,8 @@ class StatusBar(Widget):
         padding: 0 1;
         background: $panel;
         color: $foreground;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     StatusBar > .status-bar--meter {
         color: $foreground 80%;
@@ -140,11 +143,7 @@ class StatusBar(Widget):
         return self._left_drawn[1]
 
     def render_line(self, y: int) -> Strip:
-        """The line drawn straight to its strip; text selected in it is drawn by Textual."""
-        if self.text_selection is not None:
-            return super().render_line(y)
-        line = self.render().expand_tabs()
-        return Strip(line.render_segments(self.visual_style), line.cell_length).apply_offsets(0, y)
+        return one_line(self, self.render(), y)
 
     def _fitted_meter(self, width: int) -> str:
         """The meter, shrunk so the selected source and the source that answers keep their names on the left."""
