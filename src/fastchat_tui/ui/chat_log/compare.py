@@ -115,7 +115,7 @@ class MeterLine(Widget):
         return Content(self._text)
 
     def render_line(self, y: int) -> Strip:
-        return one_line(self, Content(self._text), y)  # every column's line changes in every frame
+        return one_line(self, self.render(), y)  # every column's line changes in every frame
 
 
 class CompareColumn(Vertical):

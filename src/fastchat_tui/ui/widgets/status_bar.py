@@ -15,7 +15,7 @@ from fastchat_tui.ui.styled_lines import one_line
 METER_SEPARATOR = " · "
 """How :mod:`fastchat_tui.meter` joins the parts of its summary."""
 METER_GAP = 2
-"""Cells between the route and the meter (the meter's left padding)."""
+"""Cells between the left part (the route, the note) and the meter."""
 
 
 def _rank(part: str) -> int:
@@ -78,9 +78,9 @@ class StatusBar(Widget):
         self.note = ""
         self.warn = False
         self.meter = ""
-        self._shown: tuple[str, ...] = ()
+        self._shown: tuple[object, ...] = ()
         """What the line is drawn from, the meter last: a `show` that changes none of it draws nothing."""
-        self._left_drawn: tuple[tuple[str, ...], Content] | None = None
+        self._left_drawn: tuple[tuple[object, ...], Content] | None = None
 
     def on_mount(self) -> None:
         self.show()
@@ -110,7 +110,7 @@ class StatusBar(Widget):
             self.meter = meter
         if not self.is_mounted:
             return
-        shown = (self._where, self._think_text, self.route, self._note_text, str(self.warn), self.meter)
+        shown = (self._where, self._think_text, self.route, self._note_text, self.warn, self.meter)
         if shown != self._shown:
             self._shown = shown
             self.refresh()
