@@ -10,8 +10,12 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from contextlib import aclosing
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, overload
+
+from textual.geometry import Region
+from textual.widget import Widget
 
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import SessionEvent
@@ -146,11 +150,6 @@ async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 30.0
 def drawn_and_textuals(widget: Any) -> tuple[list[str], list[str]]:
     """A widget's lines as it draws them, and as Textual draws them from its `render` (for a widget that draws
     its own `render_line`), in escape codes."""
-    from functools import partial
-
-    from textual.geometry import Region
-    from textual.widget import Widget
-
     crop = Region(0, 0, widget.region.width, widget.region.height)
     drawn = [strip.render(widget.app.console) for strip in widget.render_lines(crop)]
     widget._styles_cache.clear()

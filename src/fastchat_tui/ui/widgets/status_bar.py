@@ -79,7 +79,8 @@ class StatusBar(Widget):
         self.warn = False
         self.meter = ""
         self._shown: tuple[object, ...] = ()
-        """What the line is drawn from, the meter last: a `show` that changes none of it draws nothing."""
+        """What the line was last drawn from (`_left_parts`, the meter): a `show` that changes none of it draws
+        nothing."""
         self._left_drawn: tuple[tuple[object, ...], Content] | None = None
 
     def on_mount(self) -> None:
@@ -110,7 +111,7 @@ class StatusBar(Widget):
             self.meter = meter
         if not self.is_mounted:
             return
-        shown = (self._where, self._think_text, self.route, self._note_text, self.warn, self.meter)
+        shown = (*self._left_parts, self.meter)
         if shown != self._shown:
             self._shown = shown
             self.refresh()
@@ -133,13 +134,13 @@ class StatusBar(Widget):
 
     def _left(self) -> Content:
         """The left part, made again only when it changes (parsing its markup was half of drawing the line)."""
-        shown = self._shown[:-1]
-        if self._left_drawn is None or self._left_drawn[0] != shown:
+        parts = self._left_parts
+        if self._left_drawn is None or self._left_drawn[0] != parts:
             note_style = "$text-warning" if self.warn else "$text-muted"
             left = Content.from_markup(f"[bold $primary]●[/] [bold]$selected[/]$think $route[{note_style}]$note[/]",
                                        selected=self._where, think=self._think_text, route=self.route,
                                        note=self._note_text)
-            self._left_drawn = shown, left
+            self._left_drawn = parts, left
         return self._left_drawn[1]
 
     def render_line(self, y: int) -> Strip:
@@ -151,6 +152,11 @@ class StatusBar(Widget):
         if self.route.startswith("→"):
             head += " " + self.route.split(METER_SEPARATOR)[0]
         return fit_meter(self.meter, width - METER_GAP - cell_len(head))
+
+    @property
+    def _left_parts(self) -> tuple[object, ...]:
+        """What the left part is drawn from."""
+        return self._where, self._think_text, self.route, self._note_text, self.warn
 
     @property
     def _where(self) -> str:
