@@ -12,10 +12,11 @@ from textual.geometry import Offset
 from textual.pilot import Pilot
 from textual.selection import SELECT_ALL, Selection
 
-from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ThinkingFigures
+from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ThinkingFigures, widget as chat_log_widget
 from fastchat_tui.ui.chat_log.blocks import BlockSplitter
-from fastchat_tui.ui.chat_log.cache import CACHE_LINES
-from fastchat_tui.ui.chat_log.flow import FENCE_RERENDER_LINES
+from fastchat_tui.ui.chat_log.cache import BLANK_PIECE, CACHE_LINES, StripCache
+from fastchat_tui.ui.chat_log.flow import FENCE_RERENDER_LINES, Flow
+from tests.test_markdown_blocks import RENDERER
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import corpus
@@ -165,6 +166,73 @@ async def test_an_html_comment_streams_as_a_whole_document_renders_it() -> None:
         reply.finish()
         await drawn(pilot, log)
         assert screen_lines(log)[:3] == ["m", "visible", ""]
+
+
+BURST = ("y = 2\n```\n\nPara one.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n# Heading\n\n- item\n- item\n\n"
+         "Para two.\n\n```js\nlet a = 1;\nlet b = 2;\nlet c")
+"""What a frame at 5,000 tok/s takes: a fence that was streaming closes, blocks of every kind finish after it, and
+another fence opens."""
+
+
+def _streamed(deadline: float | None) -> tuple[Flow, StripCache, int]:
+    """A flow drawn with a fence open, then given `BURST`: how it shows once the frame is drawn, and the `advance`
+    calls that took (while each but the last left it `staging`, showing what it showed before)."""
+    flow, cache = Flow(), StripCache()
+    flow.append("```python\nx = 1\n")
+    flow.advance(RENDERER, cache)
+    before = (list(flow.pieces), list(flow.live))
+    flow.append(BURST)
+    calls = 0
+    while True:
+        flow.advance(RENDERER, cache, deadline=deadline)
+        calls += 1
+        if not flow.staging:
+            return flow, cache, calls
+        assert (flow.pieces, flow.live) == before
+        flow.append(" more")  # text that comes meanwhile waits for the next frame
+
+
+def test_blocks_a_frame_finishes_are_rendered_to_a_deadline_and_shown_together() -> None:
+    at_once, at_once_cache, calls = _streamed(None)
+    assert calls == 1 and len(at_once.pieces) > 6
+    stepped, stepped_cache, calls = _streamed(0.0)  # past the deadline after every block: one block a call
+    assert calls == len([piece for piece in stepped.pieces if piece is not BLANK_PIECE]) + 1 == 8  # and the open fence
+    assert [stepped_cache.get(piece) for piece in stepped.pieces] == [at_once_cache.get(piece) for piece in at_once.pieces]
+    assert stepped.live == at_once.live  # what came while the blocks were rendered waits for the next frame
+    assert len(stepped.unchecked) == len(at_once.unchecked) == 1  # the fence drawn from its chunks is checked whole
+    stepped.advance(RENDERER, stepped_cache)
+    assert "let c more" in "".join(strip.text for strip in stepped.live)
+
+
+async def test_a_frame_that_finishes_many_blocks_lets_the_loop_run_between_them(monkeypatch) -> None:
+    """At 5,000 tok/s a frame finishes ten blocks or more, 1-4 ms each (a table, a fence): rendered in one go they
+    held key presses for 20-30 ms. Each step now renders until `DRAW_SLICE`, and the loop runs before the next; the
+    transcript shows the frame's blocks all at once, when the last is rendered."""
+    monkeypatch.setattr(chat_log_widget, "DRAW_SLICE", 0.0)  # every block a step of its own
+    app = LogApp()
+    async with app.run_test(size=(60, 40)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("m")
+        reply.append("Intro")
+        await drawn(pilot, log)
+        before = transcript(log)
+        steps: list[tuple[bool, list[str]]] = []  # whether the loop ran since the last step, what the log showed
+        loop_ran = [True]
+        run_frame = log._run_frame
+
+        def step() -> None:
+            run_frame()
+            steps.append((loop_ran[0], transcript(log)))
+            loop_ran[0] = False
+            app.call_later(loop_ran.__setitem__, 0, True)  # queued as a key press would be
+
+        log._run_frame = step  # type: ignore[method-assign]
+        reply.append("".join(f".\n\nParagraph {n}" for n in range(6)) + ".\n\ntail")
+        await drawn(pilot, log)
+    assert len(steps) == 7  # "Intro." and six paragraphs
+    assert all(ran for ran, _ in steps)
+    assert all(shown == before for _, shown in steps[:-1])
+    assert steps[-1][1] == ["m", "Intro.", "", *[line for n in range(6) for line in (f"Paragraph {n}.", "")], "tail", ""]
 
 
 async def test_long_code_fence_streams_in_chunks() -> None:

@@ -231,3 +231,23 @@ async def test_a_frame_that_draws_past_its_step_lets_the_loop_run_before_the_res
         await until(pilot, lambda: len(order) == 3)
         assert order == expected
         assert clock.frames - frames == 1
+
+
+async def test_a_draw_with_more_to_draw_goes_on_after_the_loop_and_the_frame_s_other_draws() -> None:
+    app = TwoLogs()
+    async with app.run_test(size=(120, 30)) as pilot:
+        clock = FrameClock.of(app)
+        order: list[str] = []
+
+        def first() -> None:
+            order.append("first")
+            if order.count("first") == 1:
+                clock.again(first)  # stopped at its deadline: a transcript's blocks still to render
+                app.call_later(order.append, "the loop")
+
+        clock.request(first, urgent=False)
+        frames = clock.frames
+        clock.draw_now(lambda: order.append("second"))
+        await until(pilot, lambda: len(order) == 4)
+        assert order == ["first", "the loop", "second", "first"]
+        assert clock.frames - frames == 1

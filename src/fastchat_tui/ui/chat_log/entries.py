@@ -110,6 +110,12 @@ class Entry:
         """Whether the entry still has finished text to render (see `Flow.render`): it needs another frame."""
         return False
 
+    @property
+    def staging(self) -> bool:
+        """Whether the streamed blocks of the frame drawing now are part rendered (see `Flow.advance`): the frame
+        goes on in its next step."""
+        return False
+
     def take_unchecked(self) -> list[tuple[Flow, Piece]]:
         """The fences closed since last asked, drawn from their chunks (`Flow.unchecked`), with their flows."""
         return []
@@ -418,6 +424,11 @@ class ReplyEntry(Entry):
         thinking = self._thinking
         return self._answer.drawing or (thinking is not None and thinking.expanded and thinking.flow.drawing)
 
+    @property
+    def staging(self) -> bool:
+        thinking = self._thinking
+        return self._answer.staging or (thinking is not None and thinking.expanded and thinking.flow.staging)
+
     def take_unchecked(self) -> list[tuple[Flow, Piece]]:
         found = []
         for flow in (self._answer, self._thinking.flow if self._thinking is not None else None):
@@ -437,22 +448,28 @@ class ReplyEntry(Entry):
         self._answer.render(renderer, cache, deadline=deadline, last_rows=last_rows)
         self._layout(renderer, cache)
 
-    def advance(self, renderer: Renderer, cache: StripCache, deadline: float | None = None) -> None:
-        """Render what arrived since the last frame (and, until `deadline`, what a whole render left)."""
+    def advance(self, renderer: Renderer, cache: StripCache, deadline: float | None = None) -> bool:
+        """Render what arrived since the last frame (and, until `deadline`, what a whole render left); whether
+        what the entry shows changed (not while its flows stage a frame's blocks: see `Flow.advance`)."""
         if self._rebuild:
             self.render(renderer, cache, deadline)
-            return
+            return True
         shown_from, shown = self.settled_height, self.live
         thinking = self._thinking
+        changed = False
         if thinking is not None and thinking.expanded:
             flow = thinking.flow
             if flow.key != renderer.key:  # made at another width, or never (it was collapsed)
                 flow.render(renderer, cache, deadline=deadline)
             else:
                 flow.advance(renderer, cache, deadline=deadline)
+            changed = not flow.staging
         self._answer.advance(renderer, cache, deadline=deadline)
+        if not (changed or not self._answer.staging):
+            return False
         self._layout(renderer, cache)
         self._keep_shown(shown_from, shown, cache)
+        return True
 
     def _keep_shown(self, start: int, shown: list[Strip], cache: StripCache) -> None:
         """Draw, at each row from `start` on, the strip shown there in the last frame (`shown`, the live lines

@@ -8,7 +8,8 @@ a core.
 Every transcript of an app draws on the app's one `FrameClock`, so the columns of a
 comparison streaming at once draw in the same frame and the screen is composed once for
 all of them, not once for each at its own moment. A frame whose drawing passes `FRAME_STEP`
-lets the event loop run (a key press, the streams' reads) before it draws the rest.
+lets the event loop run (a key press, the streams' reads) before it draws the rest, and a
+transcript with more to draw than one step holds (`again`) goes on after the loop has run.
 
 A frame also waits while the terminal is behind: while screen updates already made are
 still queued for it. Textual queues up to 30 and then blocks the event loop until the
@@ -104,6 +105,8 @@ class FrameClock:
         """Times a frame waited for the terminal (for tests and diagnostics)."""
         self._waiting_since: float | None = None
         """When the frame due now first found the terminal behind."""
+        self._again: list[Callable[[], None]] = []
+        """Draws of the frame drawing now that go on in its next step (`again`)."""
 
     @classmethod
     def of(cls, app: App[Any]) -> FrameClock:
@@ -137,6 +140,11 @@ class FrameClock:
             self._timer.stop()
         self._frame()
 
+    def again(self, draw: Callable[[], None]) -> None:
+        """Call `draw`, which is drawing now and stopped with more to draw, again in this frame's next step, after
+        the loop has run (and after the frame's other draws)."""
+        self._again.append(draw)
+
     def _paced_frame(self) -> None:
         """A frame that was not urgent: drawn now, unless the terminal is behind (then a little later, for at
         most `TERMINAL_WAIT`)."""
@@ -162,11 +170,14 @@ class FrameClock:
             self._draw(waiting)
 
     def _draw(self, draws: list[Callable[[], None]]) -> None:
-        """Call a frame's `draws` in order; past `FRAME_STEP`, leave the rest to the loop's next pass."""
+        """Call a frame's `draws` in order; past `FRAME_STEP`, or when one has more to draw (`again`), leave the
+        rest to the loop's next pass."""
         deadline = perf_counter() + FRAME_STEP
         for index, draw in enumerate(draws):
             draw()
-            if index + 1 < len(draws) and perf_counter() >= deadline:
-                self.app.call_later(self._draw, draws[index + 1:])
+            again, self._again = self._again, []
+            rest = draws[index + 1:] + again
+            if again or (rest and perf_counter() >= deadline):
+                self.app.call_later(self._draw, rest)
                 return
         settle()  # what the frame drew lives as long as its reply: see collector

@@ -525,20 +525,25 @@ class ChatLog(ScrollView, can_focus=True):
             bgcolor=resolved.bgcolor if own.bgcolor else None,
         )
 
-    def _render_entry(self, entry: Entry, renderer: Renderer, deadline: float, keep: bool = True) -> None:
+    def _render_entry(self, entry: Entry, renderer: Renderer, deadline: float, keep: bool = True) -> bool:
         """Bring an entry up to date, rendering its finished blocks until `deadline` (an entry left with
-        some to render is drawn again in the next frame); `keep`: cache its strips (it is on screen)."""
+        some to render is drawn again in the next frame, or in this frame's next step: `Entry.staging`); `keep`:
+        cache its strips (it is on screen). Whether what it shows may have changed."""
+        changed = True
         if entry.key != renderer.key:
             last_rows = self.scrollable_content_region.height if self._following else 0  # its end may be on screen
             entry.render(renderer, self._cache if keep else None, deadline, last_rows)
             self._stale.discard(entry.index)
         elif isinstance(entry, ReplyEntry):
-            entry.advance(renderer, self._cache, deadline)
+            changed = entry.advance(renderer, self._cache, deadline)
         for flow, piece in entry.take_unchecked():
             self._check_fence(entry, flow, piece, renderer)
-        if entry.drawing:
+        if entry.staging:
+            self._dirty[entry.index] = entry
+        elif entry.drawing:
             self._dirty[entry.index] = entry
             self._request_frame(urgent=False)
+        return changed
 
     def _check_fence(self, entry: Entry, flow: Flow, piece: Piece, renderer: Renderer) -> None:
         """Lex a fence drawn from its chunks whole, in another thread, and put in the lines that differ."""
@@ -595,10 +600,13 @@ class ChatLog(ScrollView, can_focus=True):
         started = perf_counter()
         dirty = sorted(self._dirty)
         self._dirty.clear()
-        for index in dirty:
-            self._render_entry(self._entries[index], renderer, started + DRAW_SLICE)
-        self._reindex(dirty[0])
-        self.refresh_lines(self._starts[dirty[0]], self._height - self._starts[dirty[0]])
+        changed = [index for index in dirty if self._render_entry(self._entries[index], renderer, started + DRAW_SLICE)]
+        if any(self._entries[index].staging for index in dirty):
+            FrameClock.of(self.app).again(self._run_frame)
+        if not changed:
+            return
+        self._reindex(changed[0])
+        self.refresh_lines(self._starts[changed[0]], self._height - self._starts[changed[0]])
         if self._hold is not None:
             index, row = self._hold
             self._hold = None
