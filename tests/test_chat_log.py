@@ -196,7 +196,8 @@ def test_blocks_a_frame_finishes_are_rendered_to_a_deadline_and_shown_together()
     at_once, at_once_cache, calls = _streamed(None)
     assert calls == 1 and len(at_once.pieces) > 6
     stepped, stepped_cache, calls = _streamed(0.0)  # past the deadline after every block: one block a call
-    assert calls == len([piece for piece in stepped.pieces if piece is not BLANK_PIECE]) + 1 == 8  # and the open fence
+    # A step to take the text (split into blocks), one a block, one for the open fence's new lines.
+    assert calls == 1 + len([piece for piece in stepped.pieces if piece is not BLANK_PIECE]) + 1 == 9
     assert [stepped_cache.get(piece) for piece in stepped.pieces] == [at_once_cache.get(piece) for piece in at_once.pieces]
     assert stepped.live == at_once.live  # what came while the blocks were rendered waits for the next frame
     assert len(stepped.unchecked) == len(at_once.unchecked) == 1  # the fence drawn from its chunks is checked whole
@@ -229,7 +230,7 @@ async def test_a_frame_that_finishes_many_blocks_lets_the_loop_run_between_them(
         log._run_frame = step  # type: ignore[method-assign]
         reply.append("".join(f".\n\nParagraph {n}" for n in range(6)) + ".\n\ntail")
         await drawn(pilot, log)
-    assert len(steps) == 7  # "Intro." and six paragraphs
+    assert len(steps) == 1 + 7  # taking the text, then "Intro." and six paragraphs
     assert all(ran for ran, _ in steps)
     assert all(shown == before for _, shown in steps[:-1])
     assert steps[-1][1] == ["m", "Intro.", "", *[line for n in range(6) for line in (f"Paragraph {n}.", "")], "tail", ""]

@@ -212,11 +212,11 @@ class Flow:
         an open fence, are rendered until `deadline` (one at least), and shown together once all are (`staging`
         until then: what the flow shows does not change, and text that arrives meanwhile waits for the next frame),
         unless blocks of a whole render still wait: then they queue behind them."""
+        worked = False
         if not self._taken:
             for block in self._consume():
                 (self._backlog if self._backlog else self._staging).append(block)
-            self._taken = True
-        worked = False
+            self._taken = worked = True  # splitting a frame's text into blocks is work too
         while self._staging:
             if worked and deadline is not None and perf_counter() >= deadline:
                 return
