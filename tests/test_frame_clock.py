@@ -3,6 +3,7 @@ screen clock runs at 120 Hz so it adds little to each frame's wait."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import subprocess
@@ -251,3 +252,23 @@ async def test_a_draw_with_more_to_draw_goes_on_after_the_loop_and_the_frame_s_o
         await until(pilot, lambda: len(order) == 4)
         assert order == ["first", "the loop", "second", "first"]
         assert clock.frames - frames == 1
+
+
+async def test_a_frame_s_next_step_comes_after_a_pass_of_the_event_loop() -> None:
+    """Keys from the terminal, and the streams' reads, come in through the event loop. The callbacks the app queues
+    run one after the other with no pass of the loop in between: a frame that went on in one of those held them all
+    the same."""
+    app = TwoLogs()
+    async with app.run_test(size=(120, 30)) as pilot:
+        clock = FrameClock.of(app)
+        order: list[str] = []
+
+        def first() -> None:
+            order.append("first")
+            if order.count("first") == 1:
+                asyncio.get_running_loop().call_soon(order.append, "a loop pass")  # a key from the terminal, say
+                clock.again(first)
+
+        app.call_later(clock.draw_now, first)  # from the app's queue, as a frame is drawn
+        await until(pilot, lambda: order.count("first") == 2)
+        assert order[:3] == ["first", "a loop pass", "first"]

@@ -21,6 +21,7 @@ came meanwhile at once.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from queue import Queue
 from time import perf_counter, process_time
@@ -171,13 +172,19 @@ class FrameClock:
 
     def _draw(self, draws: list[Callable[[], None]]) -> None:
         """Call a frame's `draws` in order; past `FRAME_STEP`, or when one has more to draw (`again`), leave the
-        rest to the loop's next pass."""
+        rest until the event loop has run a pass."""
         deadline = perf_counter() + FRAME_STEP
         for index, draw in enumerate(draws):
             draw()
             again, self._again = self._again, []
             rest = draws[index + 1:] + again
             if again or (rest and perf_counter() >= deadline):
-                self.app.call_later(self._draw, rest)
+                self._after_a_loop_pass(rest)
                 return
         settle()  # what the frame drew lives as long as its reply: see collector
+
+    def _after_a_loop_pass(self, draws: list[Callable[[], None]]) -> None:
+        """Draw `draws` once the event loop has run a pass: read the terminal's keys and the streams, run the
+        heartbeat and timers. (Callbacks the app queues run in one go, as long as its queue holds any, with no pass
+        of the loop in between.)"""
+        asyncio.get_running_loop().call_soon(self.app.call_later, self._draw, draws)
