@@ -111,7 +111,7 @@ async def test_a_prompt_goes_to_every_source_and_the_kept_reply_goes_on(tmp_path
 
         await send(pilot, "hello")
         view = await settled(pilot, app)
-        left, right = (column.region for column in view.columns)
+        left, right = (column.chat.region for column in view.columns)  # side by side, the logs are drawn, not their columns
         assert left.y == right.y and left.right <= right.x  # side by side, under the prompt
         assert "hello" in visible_text(app) and app.chat.region.bottom <= left.y
         assert "print('hi')" in column_text(view, 0) and "Done fast." in column_text(view, 0)

@@ -4,12 +4,18 @@ and 80 columns in both themes."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
+from functools import partial
+
 import pytest
 from textual.app import App, ComposeResult
-from textual.geometry import Offset
+from textual.containers import Horizontal, Vertical
+from textual.geometry import Offset, Region
 from textual.pilot import Pilot
 from textual.selection import Selection
-from textual.widgets import Footer
+from textual.strip import Strip
+from textual.widgets import Footer, Static
 
 from fastchat_tui.config import Config, SourceConfig
 from fastchat_tui.events import Attempt, Finished, Routed
@@ -85,7 +91,7 @@ async def test_two_columns_stream_side_by_side_and_the_first_to_finish_is_kept(s
     async with app.run_test(size=(160, 30)) as pilot:
         await until(pilot, lambda: app.ended == 1)
         await drawn(pilot, view)
-        left, right = (column.region for column in view.columns)
+        left, right = (column.chat.region for column in view.columns)  # side by side, the logs are drawn, not their columns
         assert left.y == right.y and left.right <= right.x  # side by side
         assert "print('hi')" in column_text(view, 0) and "Done fast." in column_text(view, 0)
         assert "• one" in column_text(view, 1) and "Done slowly." in column_text(view, 1)
@@ -279,3 +285,54 @@ async def test_a_meter_line_is_drawn_as_textual_draws_its_text(theme: str) -> No
         await pilot.pause()
         ours, textuals = drawn_and_textuals(meters[1])
         assert ours == textuals
+
+
+def drawing_counted(app: App[None]) -> Counter[str]:
+    """How many lines each kind of widget on the screen draws from now on (its `render_lines`, as the compositor
+    calls it)."""
+    lines: Counter[str] = Counter()
+
+    def counted(render_lines: Callable[[Region], list[Strip]], name: str, crop: Region) -> list[Strip]:
+        drawn = render_lines(crop)
+        lines[name] += len(drawn)
+        return drawn
+
+    for widget in app.screen.walk_children(with_self=True):
+        widget.render_lines = partial(counted, widget.render_lines, type(widget).__name__)  # type: ignore[method-assign]
+    return lines
+
+
+@pytest.mark.parametrize(("width", "boxes_drawn"), [(160, False), (80, True)])
+async def test_side_by_side_only_the_logs_and_meter_lines_are_drawn_not_the_boxes_they_cover(
+        width: int, boxes_drawn: bool) -> None:
+    view = snapshot_view()
+    app = CompareApp(view)
+    async with app.run_test(size=(width, 48)) as pilot:
+        feed(view)
+        await drawn(pilot, view)
+        lines = drawing_counted(app)
+        view.columns[1].reply.append("\n\nMore words for the second column.")
+        view.columns[1].meter.show("TTFT 90 ms · 1,500 tok/s")
+        await drawn(pilot, view)
+        assert lines["ChatLog"] and lines["MeterLine"]
+        # Stacked, each column draws its top border (and its name on it); side by side nothing of them shows.
+        assert bool(lines["CompareColumn"]) is boxes_drawn
+        assert not lines["Container"]
+
+
+async def test_textual_still_draws_the_widgets_that_their_children_cover() -> None:
+    # When this fails, Textual's compositor no longer draws a widget wholly covered by others: the compare view's
+    # hidden boxes (`visibility: hidden` on its columns and their row, see `CompareView`) can go, and this test.
+    class Covered(App[None]):
+        def compose(self) -> ComposeResult:
+            with Horizontal(), Vertical():
+                yield Static("a line")
+                yield Static("another")
+
+    app = Covered()
+    async with app.run_test(size=(40, 10)) as pilot:
+        lines = drawing_counted(app)
+        app.query(Static).first().update("a changed line")
+        await pilot.pause()
+        await pilot.pause()
+        assert lines["Static"] and lines["Vertical"] and lines["Horizontal"]

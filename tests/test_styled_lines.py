@@ -11,6 +11,7 @@ from textual.selection import Selection
 from textual.widget import Widget
 
 from fastchat_tui.ui.chat_log import ChatLog, ThinkingFigures
+from fastchat_tui.ui.styled_lines import plain_style
 from tests.test_chat_log import LogApp, drawn, paragraphs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -70,6 +71,29 @@ async def test_the_lines_drawn_are_textuals_own_in_every_state() -> None:
         await pilot.pause()
         assert_as_textual(log)
         log.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.pause()
+        assert_as_textual(log)
+
+
+class EdgedLogApp(LogApp):
+    """The log with side borders (as a compare column's log has its left rule) and padding."""
+
+    CSS = "ChatLog { border-left: vkey $panel-lighten-2; border-right: tall red; padding: 0 2 0 1; }"
+
+
+async def test_a_log_with_side_borders_is_drawn_as_textual_draws_it_without_textual_styling_its_lines() -> None:
+    app = EdgedLogApp()
+    async with app.run_test(size=(60, 16)) as pilot:
+        log = app.query_one(ChatLog)
+        assert plain_style(log) is not None  # padded and edged here, not by Textual's styles cache
+        reply = log.start_reply("local · model")
+        text = corpus.text(400) + "\n\n```python\ndef f(x):\n    return [x] * 2\n```\n\nThe end."
+        for start in range(0, len(text), 300):
+            reply.append(text[start:start + 300])
+            await drawn(pilot, log)
+            assert_as_textual(log)
+        app.theme = "textual-light"
+        await drawn(pilot, log)
         await pilot.pause()
         assert_as_textual(log)
 

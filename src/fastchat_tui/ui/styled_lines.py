@@ -10,9 +10,10 @@ scrolls in every frame, and its lines cost about 100 µs each, 4.5 ms a frame fo
 of its content, and the strip drawn there): a line that did not change comes back as the same strip (the
 widget keeps its finished lines, and a strip keeps what it was cropped and styled into), so it is drawn with
 the strip styled the first time, and the escape codes Textual made of it. A new line of a widget styled plainly
-(padding and a background, no border, outline, tint, hatch or opacity) is padded and filtered as Textual's styles
-cache does it, without the rest of that machinery (25 µs a line, not 65); any other is styled by Textual itself,
-a run of rows at a time. `tests/test_styled_lines.py` compares what is drawn with what Textual draws.
+(padding, a background and side borders; no top or bottom border, outline, tint, hatch or opacity) is padded,
+edged and filtered as Textual's styles cache does it, without the rest of that machinery (25 µs a line, not 65);
+any other is styled by Textual itself, a run of rows at a time. `tests/test_styled_lines.py` compares what is
+drawn with what Textual draws.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
+from textual._border import get_box
 from textual.color import Color
 from textual.content import Content
 from textual.filter import LineFilter
@@ -35,7 +37,7 @@ __all__ = ["PlainStyle", "StyledLines", "one_line", "plain_style", "styling_key"
 
 class PlainStyle(NamedTuple):
     """What Textual's styles cache does to a content line of a plainly styled widget: pads it, lays the
-    background under it and runs the app's line filters over it."""
+    background under it, edges it with its side borders and runs the app's line filters over it."""
 
     width: int
     content_width: int
@@ -130,18 +132,24 @@ def styling_key(widget: Widget) -> tuple[object, ...]:
 
 def plain_style(widget: Widget) -> PlainStyle | None:
     """How Textual's styles cache styles the widget's content lines, when that is padding, background and the
-    line filters alone (no border, vertical padding, outline, tint, hatch, text opacity or opacity); None when it
-    is more."""
+    line filters and side borders alone (no top or bottom border, vertical padding, outline, tint, hatch, text
+    opacity or opacity); None when it is more."""
     styles = widget.styles
     top, right, bottom, left = styles.padding
-    if (top or bottom or any(edge for edge, _ in styles.border) or any(edge for edge, _ in styles.outline)
+    (border_top, _), (border_right, right_color), (border_bottom, _), (border_left, left_color) = styles.border
+    if (top or bottom or border_top or border_bottom or any(edge for edge, _ in styles.outline)
             or styles.tint.a or styles.text_opacity != 1.0 or widget.opacity != 1.0
             or (styles.has_rule("hatch") and styles.hatch != "none")):
         return None
     base, background = widget.background_colors
-    inner = TextualStyle(background=base + background).rich_style
+    inner_style, outer_style = TextualStyle(background=base + background), TextualStyle(background=base)
+    inner = inner_style.rich_style
+    # A side border's cell on a content row, as the styles cache draws it (with Textual's own box segments).
+    edge_left = [get_box(border_left, inner_style, outer_style, TextualStyle(foreground=base + left_color))[1][0]]
+    edge_right = [get_box(border_right, inner_style, outer_style, TextualStyle(foreground=base + right_color))[1][2]]
     return PlainStyle(widget.region.width, widget.content_region.width, inner,
-                  [Segment(" " * left, inner)] if left else [], [Segment(" " * right, inner)] if right else [],
+                  [*(edge_left if border_left else []), *([Segment(" " * left, inner)] if left else [])],
+                  [*([Segment(" " * right, inner)] if right else []), *(edge_right if border_right else [])],
                   widget.get_line_filters(), background)
 
 

@@ -8,7 +8,12 @@ on its top border; lower than `STACKED_ROWS` rows a column, stacked columns woul
 each, so the view shows one column at a time (F5, ``compare.next_column``, shows the next) and keeps
 the ranking under it. A column draws no scrollbar: redrawn on every frame, four of them took most
 of the time of each screen update (the log's "not following" marker still says when one is
-scrolled up).
+scrolled up). Nor, side by side, do the columns' boxes and the row holding them draw anything: Textual
+draws every widget under the area it updates, covered or not, and they were 250 of the 480 lines each
+frame drew at 4 × 1,500 tok/s. They are hidden (``visibility: hidden``, which leaves them out of the
+screen's map, so they have no region: measure a column by its log), and their logs and meter lines
+shown, each with the column's left rule (benchmarks/textual_covered_widgets.py). Stacked, a column
+draws its top border and its name on it.
 
 The view shows a race's events (`fastchat_tui.race.ColumnEvent`): it follows a race (`follow`),
 or is fed them (`show`). When every column has ended, a ranking row marks each figure's winner
@@ -269,13 +274,16 @@ class CompareView(Widget):
     ]
     DEFAULT_CSS = """
     CompareView { height: 1fr; layout: vertical; }
-    CompareView > #compare-columns { height: 1fr; layout: horizontal; }
+    CompareView > #compare-columns { height: 1fr; layout: horizontal; visibility: hidden; }
     CompareView.-stacked > #compare-columns { layout: vertical; }
-    CompareView CompareColumn.-later { border-left: vkey $panel-lighten-2; }
+    CompareView CompareColumn { visibility: hidden; }
+    CompareView CompareColumn > * { visibility: visible; }
+    CompareView CompareColumn.-later > * { border-left: vkey $panel-lighten-2; }
     CompareView.-stacked CompareColumn {
+        visibility: visible;
         border-top: hkey $panel-lighten-2; border-title-color: $text-primary; border-title-style: bold;
     }
-    CompareView.-stacked CompareColumn.-later { border-left: none; }
+    CompareView.-stacked CompareColumn.-later > * { border-left: none; }
     CompareView.-single CompareColumn { display: none; }
     CompareView.-single CompareColumn.-shown { display: block; }
     """
