@@ -1,11 +1,16 @@
 """The transcript's lines are styled once: what it draws is what Textual draws, in every state, and a line that did
-not change (scrolled, or a tail rendered again) is neither styled nor made again."""
+not change (scrolled, or a tail rendered again) is neither styled nor made again, nor are the log's styles worked
+out again in every frame."""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
+import pytest
+from rich.style import Style
+from textual.dom import DOMNode
 from textual.geometry import Offset, Region
 from textual.selection import Selection
 from textual.widget import Widget
@@ -156,3 +161,30 @@ async def test_a_drag_selects_the_text_under_the_mouse() -> None:
         await pilot.hover(log, offset=(1 + 6, 6))
         await pilot.mouse_up(log, offset=(1 + 6, 6))
         assert app.screen.get_selected_text() == "line of the reply\n\nsecond"
+
+
+async def test_a_frame_works_out_none_of_the_styles_the_last_one_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = LogApp()
+    async with app.run_test(size=(70, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        reply = log.start_reply("local · model")
+        reply.append("First words.")
+        await drawn(pilot, log)
+        worked_out: Counter[str] = Counter()
+        rich_style = DOMNode.rich_style.fget
+        assert rich_style is not None
+
+        def counted(node: DOMNode) -> Style:
+            worked_out[type(node).__name__] += 1
+            return rich_style(node)
+
+        monkeypatch.setattr(DOMNode, "rich_style", property(counted))
+        for n in range(5):  # each a frame, a refresh of the log: Textual forgets its component styles
+            reply.append(f" And more words, {n}.")
+            await drawn(pilot, log)
+        assert worked_out["ChatLog"] == 0
+        app.theme = "textual-light"  # the log's styles change: worked out again, and drawn as Textual draws them
+        await drawn(pilot, log)
+        await pilot.pause()
+        assert worked_out["ChatLog"] >= 1
+        assert_as_textual(log)

@@ -210,6 +210,8 @@ class ChatLog(ScrollView, can_focus=True):
         self._following = True
         self._reflow_queued = False
         self._pass = _LinePass(0, Style(), None, Style(), None, 0, range(0), Strip([]), Strip([]), Offset())
+        self._looks: tuple[Style, Strip] | None = None
+        """The log's style and the selected block's gutter, while its styles do not change (see `_pass_looks`)."""
         self._styled = StyledLines()
         self._drawing = False
         """Whether the lines asked for are to be drawn (see `render_line`)."""
@@ -582,6 +584,7 @@ class ChatLog(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles_dirty = True
+        self._looks = None
         self._styled.clear()
         if self.is_mounted:
             self.call_later(self._current_renderer)
@@ -767,7 +770,7 @@ class ChatLog(ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         # Look up what every line needs once per pass, not once per line.
         region = self.scrollable_content_region
-        style = self.rich_style
+        style, gutter = self._pass_looks()
         blank = self._pass.blank
         if blank.cell_length != region.width or self._pass.style != style:
             blank = Strip.blank(region.width, style)
@@ -779,7 +782,7 @@ class ChatLog(ScrollView, can_focus=True):
             None if self._following or self.scroll_y >= self.max_scroll_y else self._marker(region.width),
             region.height - 1,
             chosen[0] if (chosen := self._chosen_rows()) is not None else range(0),
-            Strip([Segment("▌", self.get_component_rich_style("chat-log--selected-block"))], 1),
+            gutter,
             blank,
             self.scroll_offset,
         )
@@ -790,6 +793,15 @@ class ChatLog(ScrollView, can_focus=True):
             return styled(crop) if lines is None else lines
         finally:
             self._drawing = False
+
+    def _pass_looks(self) -> tuple[Style, Strip]:
+        """The log's style and the selected block's gutter, worked out again only when the log's styles change
+        (`notify_style_update`): Textual works them out from every ancestor's styles, and forgets a widget's
+        component styles each time it is refreshed, as a log is in every frame of a stream."""
+        if self._looks is None:
+            gutter = Strip([Segment("▌", self.get_component_rich_style("chat-log--selected-block"))], 1)
+            self._looks = (self.rich_style, gutter)
+        return self._looks
 
     def _marker(self, width: int) -> Strip:
         """`↓ new text · End` (or `↓ not following · End`), right-aligned on the bottom line."""
