@@ -21,18 +21,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 from rich.segment import Segment
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
-from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from textual_scroll_lines import scroll_updates, time_updates
 
 LINES = 2000
 DRAWN: Counter[str] = Counter()
@@ -79,7 +83,6 @@ class Columns(App[None]):
 
 def count() -> None:
     render_lines = Widget.render_lines
-    update = Screen._on_timer_update
 
     def drawn(self: Widget, crop: object) -> list[Strip]:
         start = time.thread_time()
@@ -88,32 +91,18 @@ def count() -> None:
         DRAWN[type(self).__name__] += len(lines)
         return lines
 
-    def timed(self: Screen, *args: object, **kwargs: object) -> object:
-        start = time.thread_time()
-        try:
-            return update(self, *args, **kwargs)  # type: ignore[arg-type]
-        finally:
-            CPU["update"] += time.thread_time() - start
-
     Widget.render_lines = drawn  # type: ignore[method-assign]
-    Screen._on_timer_update = timed  # type: ignore[method-assign]
+    time_updates(CPU)
+
+
+def cleared() -> None:
+    DRAWN.clear()
+    CPU.clear()
 
 
 async def run(fixed: bool, updates: int) -> list[tuple[Counter[str], Counter[str]]]:
-    app = Columns(fixed)
-    results = []
-    async with app.run_test(size=(160, 42)) as pilot:
-        await pilot.pause(0.2)
-        views = list(app.query(Lines))
-        for _ in range(updates):
-            DRAWN.clear()
-            CPU.clear()
-            for view in views:
-                view.scroll_to(y=view.scroll_y + 1, animate=False, immediate=True)
-            await pilot.pause()
-            await pilot.pause()
-            results.append((Counter(DRAWN), Counter({name: cpu * 1000 for name, cpu in CPU.items()})))
-    return results
+    return await scroll_updates(Columns(fixed), updates, Lines, cleared, lambda: (
+        Counter(DRAWN), Counter({name: cpu * 1000 for name, cpu in CPU.items()})))
 
 
 def main() -> None:

@@ -25,7 +25,9 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -40,6 +42,7 @@ from textual.scroll_view import ScrollView  # noqa: E402
 from textual.scrollbar import ScrollBar  # noqa: E402
 from textual.strip import Strip  # noqa: E402
 
+T = TypeVar("T")
 COUNTS: Counter[str] = Counter()
 CPU: Counter[str] = Counter()
 LINES = 2000
@@ -72,6 +75,20 @@ class Pair(App[None]):
             yield self.view(classes="bare")
 
 
+def time_updates(cpu: Counter[str]) -> None:
+    """Add the loop thread's CPU of each screen update to `cpu["update"]`."""
+    update = Screen._on_timer_update
+
+    def timed(self: Screen, *args: object, **kwargs: object) -> object:
+        start = time.thread_time()
+        try:
+            return update(self, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            cpu["update"] += time.thread_time() - start
+
+    Screen._on_timer_update = timed  # type: ignore[method-assign]
+
+
 def count() -> None:
     arrange = Compositor._arrange_root
     bar_line = ScrollBar.render_line
@@ -84,16 +101,7 @@ def count() -> None:
         COUNTS["bar rows"] += 1
         return bar_line(self, y)
 
-    update = Screen._on_timer_update
-
-    def timed(self: Screen, *args: object, **kwargs: object) -> object:
-        start = time.thread_time()
-        try:
-            return update(self, *args, **kwargs)  # type: ignore[arg-type]
-        finally:
-            CPU["update"] += time.thread_time() - start
-
-    Screen._on_timer_update = timed  # type: ignore[method-assign]
+    time_updates(CPU)
     Compositor._arrange_root = arranged  # type: ignore[method-assign]
     ScrollBar.render_line = bar_row  # type: ignore[method-assign]
 
@@ -126,21 +134,32 @@ def fixed_view() -> type[Lines]:
     return Fixed
 
 
-async def run(view: type[Lines], updates: int) -> list[tuple[int, int, int, float]]:
-    app = Pair(view)
+async def scroll_updates(app: App[None], updates: int, views: type[ScrollView], start: Callable[[], None],
+                         measured: Callable[[], T]) -> list[T]:
+    """Scroll every view of type `views` by one line, `updates` times, a screen update each: `start()` before the
+    scroll, `measured()` after the update."""
     results = []
     async with app.run_test(size=(160, 42)) as pilot:
         await pilot.pause(0.2)
-        views = list(app.query(Lines))
+        shown = list(app.query(views))
         for _ in range(updates):
-            COUNTS.clear()
-            CPU.clear()
-            for each in views:
+            start()
+            for each in shown:
                 each.scroll_to(y=each.scroll_y + 1, animate=False, immediate=True)
             await pilot.pause()
             await pilot.pause()
-            results.append((COUNTS["styled"], COUNTS["bar rows"], COUNTS["full map"], CPU["update"] * 1000))
+            results.append(measured())
     return results
+
+
+def cleared() -> None:
+    COUNTS.clear()
+    CPU.clear()
+
+
+async def run(view: type[Lines], updates: int) -> list[tuple[int, int, int, float]]:
+    return await scroll_updates(Pair(view), updates, Lines, cleared, lambda: (
+        COUNTS["styled"], COUNTS["bar rows"], COUNTS["full map"], CPU["update"] * 1000))
 
 
 def main() -> None:
