@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from rich.style import Style
+from textual.css.styles import RenderStyles
 from textual.dom import DOMNode
 from textual.geometry import Offset, Region
 from textual.selection import Selection
@@ -188,3 +189,26 @@ async def test_a_frame_works_out_none_of_the_styles_the_last_one_did(monkeypatch
         await pilot.pause()
         assert worked_out["ChatLog"] >= 1
         assert_as_textual(log)
+
+
+async def test_textual_still_works_out_a_widget_s_component_styles_again_after_each_refresh() -> None:
+    # When this fails, Textual keeps a widget's component styles across its refreshes: `ChatLog._pass_looks` can go,
+    # and this test. (The smallest reproduction: two lookups with a refresh between them.)
+    app = LogApp()
+    async with app.run_test(size=(70, 20)):
+        log = app.query_one(ChatLog)
+        asked: list[tuple[str, ...]] = []
+        get_component_styles = log.get_component_styles
+
+        def counted(*names: str) -> RenderStyles:
+            asked.append(names)
+            return get_component_styles(*names)
+
+        log.get_component_styles = counted  # type: ignore[method-assign]
+        log.refresh()
+        log.get_component_rich_style("chat-log--selected-block")
+        log.get_component_rich_style("chat-log--selected-block")
+        assert len(asked) == 1  # kept while the log is not refreshed
+        log.refresh()
+        log.get_component_rich_style("chat-log--selected-block")
+        assert len(asked) == 2
