@@ -23,6 +23,9 @@ From the prompt sent to the last reply drawn it records, per frame:
 * the event loop's longest block: the largest gap between wake-ups of a task sleeping 1 ms, in wall time
   (grows with load) and in the loop thread's CPU spent in that gap (should not); and how many gaps a run has
   in which that CPU passed 16 ms (``blocks > 16 ms CPU``, its median/p99/max over the runs);
+* the longest single callback of the loop (a task's step, a timer), in the loop thread's CPU: a block that is
+  one callback can only shrink by splitting that work; a block made of many can also by spacing them out;
+* every step of the transcripts' frames (``FrameClock._draw``: Markdown rendered into lines), in CPU;
 * every GC pause (``gc.callbacks``) with its generation, in the loop thread's CPU time.
 
 Each run is a fresh interpreter. Per scenario it prints the median, p99 and maximum over all frames of all
@@ -105,6 +108,10 @@ class Record:
     wall: float = 0.0
     idle_passes: int = 0
     """Screen updates that wrote nothing."""
+    callback_cpu: float = 0.0
+    """The longest single callback of the loop."""
+    draw_steps: list[float] = field(default_factory=list)
+    """CPU of each step of the transcripts' frames."""
     full_collect: float = 0.0
     """CPU of a full collection (``gc.collect()``) half a second after the last reply."""
 
@@ -130,7 +137,39 @@ class Probe:
         self._section(Screen, "_refresh_layout", "layout")
         self._section(Compositor, "render_update", "render")
         self._section(App, "_display", "write")
+        self._time_draw_steps()
+        self._time_callbacks()
         gc.callbacks.append(self._on_gc)
+
+    def _time_draw_steps(self) -> None:
+        from fastchat_tui.ui.chat_log.pacing import FrameClock
+
+        original = FrameClock._draw
+        probe = self
+
+        def wrapper(clock: Any, draws: Any) -> None:
+            start = time.thread_time()
+            try:
+                original(clock, draws)
+            finally:
+                if probe.active:
+                    probe.record.draw_steps.append(time.thread_time() - start)
+
+        FrameClock._draw = wrapper  # type: ignore[method-assign]
+
+    def _time_callbacks(self) -> None:
+        original = asyncio.Handle._run
+        probe = self
+
+        def wrapper(handle: asyncio.Handle) -> None:
+            start = time.thread_time()
+            try:
+                original(handle)
+            finally:
+                if probe.active:
+                    probe.record.callback_cpu = max(probe.record.callback_cpu, time.thread_time() - start)
+
+        asyncio.Handle._run = wrapper  # type: ignore[method-assign]
 
     def _frame_around(self, cls: type, name: str) -> None:
         original = getattr(cls, name)
@@ -361,6 +400,8 @@ def summary(runs: list[Record], replies: int) -> dict[str, Any]:
     figures["block_wall_ms"] = stats([[run.block_wall * ms] for run in runs])
     figures["block_cpu_ms"] = stats([[run.block_cpu * ms] for run in runs])
     figures["blocks_over"] = stats([[float(run.blocks_over)] for run in runs])
+    figures["callback_cpu_ms"] = stats([[run.callback_cpu * ms] for run in runs])
+    figures["draw_step_ms"] = stats([[step * ms for step in run.draw_steps] for run in runs])
     for generation in (0, 1, 2):
         pauses = [[cpu * ms for gen, cpu in run.gc if gen == generation] for run in runs]
         figures[f"gc{generation}_ms"] = stats(pauses)
@@ -380,18 +421,19 @@ def print_table(results: dict[str, dict[str, Any]]) -> None:
             ("frame CPU / reply ms", "frame_cpu_per_reply_ms"),
             ("loop CPU / reply ms", "loop_cpu_per_reply_ms"), ("bytes / frame", "bytes"),
             ("loop block, wall ms", "block_wall_ms"), ("loop block, CPU ms", "block_cpu_ms"),
-            ("blocks > 16 ms CPU", "blocks_over"),
+            ("blocks > 16 ms CPU", "blocks_over"), ("longest callback, CPU ms", "callback_cpu_ms"),
+            ("transcript draw step ms", "draw_step_ms"),
             ("GC gen 0 ms", "gc0_ms"), ("GC gen 1 ms", "gc1_ms"), ("GC gen 2 ms", "gc2_ms"),
             ("gc.collect() after, ms", "full_collect_ms")]
     for name, figures in results.items():
         print(f"\n{name}: {figures['frames_per_run']:.0f} frames a run ({figures['frames_per_s']:.1f} a second, "
               f"{figures['idle_passes_per_run']:.0f} passes that wrote nothing); GC passes a run: "
               f"gen0 {figures['gc0_count']:.0f}, gen1 {figures['gc1_count']:.0f}, gen2 {figures['gc2_count']:.0f}")
-        print(f"  {'':22} {'median':>9} {'p99':>9} {'max':>9}   run-to-run spread: median  p99")
+        print(f"  {'':24} {'median':>9} {'p99':>9} {'max':>9}   run-to-run spread: median  p99")
         for label, key in rows:
             row = figures[key]
             width = ".0f" if key in ("bytes", "blocks_over") else ".2f"
-            print(f"  {label:22} {row['median']:>9{width}} {row['p99']:>9{width}} {row['max']:>9{width}}"
+            print(f"  {label:24} {row['median']:>9{width}} {row['p99']:>9{width}} {row['max']:>9{width}}"
                   f"   {mark(row['spread_median']):>24} {mark(row['spread_p99'])}")
 
 

@@ -9,14 +9,18 @@ import os
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.drivers._writer_thread import WriterThread
 
-from fastchat_tui.ui.chat_log import ChatLog, pacing
+from fastchat_tui.ui.chat_log import ChatLog, pacing, widget as widget_module
+from fastchat_tui.ui.chat_log.entries import Entry
 from fastchat_tui.ui.chat_log.pacing import FrameClock, terminal_behind
+from fastchat_tui.ui.chat_log.render import Renderer
 from tests.helpers import until
 from tests.test_chat_log import drawn
 
@@ -232,6 +236,36 @@ async def test_a_frame_that_draws_past_its_step_lets_the_loop_run_before_the_res
         await until(pilot, lambda: len(order) == 3)
         assert order == expected
         assert clock.frames - frames == 1
+
+
+async def test_the_transcripts_of_a_frame_share_its_step_rather_than_each_taking_a_slice_of_its_own(monkeypatch) -> None:
+    """Two columns each drawing for `DRAW_SLICE` made one step of twice that: a transcript draws until the end of the
+    step the frame is in, whatever its own slice."""
+    monkeypatch.setattr(widget_module, "DRAW_SLICE", 60.0)
+    steps: list[float] = []  # when each step of a frame began
+    deadlines: list[tuple[int, float]] = []  # (the step, the deadline a transcript drew to)
+    draw, render_entry = FrameClock._draw, ChatLog._render_entry
+
+    def timed_draw(self: FrameClock, draws: list[Callable[[], None]]) -> None:
+        steps.append(time.perf_counter())
+        draw(self, draws)
+
+    def noted(self: ChatLog, entry: Entry, renderer: Renderer, deadline: float, keep: bool = True) -> bool:
+        deadlines.append((len(steps) - 1, deadline))
+        return render_entry(self, entry, renderer, deadline, keep)
+
+    monkeypatch.setattr(FrameClock, "_draw", timed_draw)
+    monkeypatch.setattr(ChatLog, "_render_entry", noted)
+    app = TwoLogs()
+    async with app.run_test(size=(120, 30)) as pilot:
+        a, b = app.query_one("#a", ChatLog), app.query_one("#b", ChatLog)
+        replies = a.start_reply("a"), b.start_reply("b")
+        for reply in replies:
+            reply.append("".join(f"Paragraph {n} of a long reply.\n\n" for n in range(40)))
+        await drawn(pilot, a)
+        await drawn(pilot, b)
+    assert deadlines and steps
+    assert all(deadline <= steps[step] + pacing.FRAME_STEP + 1.0 for step, deadline in deadlines)
 
 
 async def test_a_draw_with_more_to_draw_goes_on_after_the_loop_and_the_frame_s_other_draws() -> None:

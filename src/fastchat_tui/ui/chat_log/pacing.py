@@ -108,6 +108,10 @@ class FrameClock:
         """When the frame due now first found the terminal behind."""
         self._again: list[Callable[[], None]] = []
         """Draws of the frame drawing now that go on in its next step (`again`)."""
+        self.step_end = 0.0
+        """When the step of the frame drawing now ends (a `perf_counter()` time): a transcript draws until then, and
+        leaves the rest for the next step. The frame's transcripts share the step; each of four columns taking a
+        step of its own made steps of 10-20 ms."""
 
     @classmethod
     def of(cls, app: App[Any]) -> FrameClock:
@@ -173,12 +177,12 @@ class FrameClock:
     def _draw(self, draws: list[Callable[[], None]]) -> None:
         """Call a frame's `draws` in order; past `FRAME_STEP`, or when one has more to draw (`again`), leave the
         rest until the event loop has run a pass."""
-        deadline = perf_counter() + FRAME_STEP
+        self.step_end = perf_counter() + FRAME_STEP
         for index, draw in enumerate(draws):
             draw()
             again, self._again = self._again, []
             rest = draws[index + 1:] + again
-            if again or (rest and perf_counter() >= deadline):
+            if again or (rest and perf_counter() >= self.step_end):
                 self._after_a_loop_pass(rest)
                 return
         settle()  # what the frame drew lives as long as its reply: see collector

@@ -603,9 +603,11 @@ class ChatLog(ScrollView, can_focus=True):
         started = perf_counter()
         dirty = sorted(self._dirty)
         self._dirty.clear()
-        changed = [index for index in dirty if self._render_entry(self._entries[index], renderer, started + DRAW_SLICE)]
+        clock = FrameClock.of(self.app)
+        deadline = min(started + DRAW_SLICE, clock.step_end)  # the frame's other transcripts share its step
+        changed = [index for index in dirty if self._render_entry(self._entries[index], renderer, deadline)]
         if any(self._entries[index].staging for index in dirty):
-            FrameClock.of(self.app).again(self._run_frame)
+            clock.again(self._run_frame)
         if not changed:
             return
         self._reindex(changed[0])
