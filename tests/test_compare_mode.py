@@ -190,6 +190,29 @@ async def test_one_view_shows_each_comparison_with_as_many_columns_as_it_has(tmp
             "two", "three"]
 
 
+async def test_compare_mode_mounts_its_view_hidden_so_the_first_prompt_waits_for_no_widgets(tmp_path: Path,
+                                                                                            spawn_server) -> None:
+    """Mounting the columns as the streams began, then laying them out, held the loop 20-45 ms at once. Compare mode
+    switched on mounts the view, hidden and not laid out (a view with no size would be restyled as stacked); the
+    first comparison shows that view."""
+    servers = {name: spawn_server(OpenAIServer) for name in ("a", "b")}
+    for server in servers.values():
+        server.push(Script(tokens=["a ", "reply."]))
+    app = FastchatApp(write_config(tmp_path, servers), probe_on_start=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pick_compare(pilot, app, ["a", "b"])
+        await pilot.pause()
+        shell = app.comparisons.shell
+        assert shell is not None and shell.is_mounted and not shell.display and app.compare_view is None
+        shell._lay_out()  # as a comparison that starts in it does, before it is shown
+        assert not shell.has_class("-stacked") and not shell.has_class("-single")
+        await send(pilot, "one")
+        view = await settled(pilot, app)
+        assert view is shell and shell.display and len(app.query(CompareView)) == 1
+        assert not view.has_class("-stacked") and view.columns[1].chat.region.x > view.columns[0].chat.region.x
+        assert [column.border_title for column in view.columns] == ["1 · a · a-model", "2 · b · b-model"]
+
+
 async def test_four_stacked_columns_a_cut_and_a_429_and_keeping_another_by_key(tmp_path: Path, spawn_server) -> None:
     servers = {name: spawn_server(OpenAIServer) for name in ("a", "b", "cut", "limited")}
     servers["a"].push(Script(tokens=split_tokens(FAST_REPLY), rate_tps=1000))

@@ -85,6 +85,7 @@ class CompareMode(Base):
         self._show_selection(route="")
         if picks:
             self._compared = list(picks)
+            self.comparisons.prepare([pick_label(pick) for pick in picks], self.config)
             self.notify(plain(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
                               f"{shown_key(self, 'app.compare')} switches it off."), timeout=6)
         else:

@@ -4,12 +4,13 @@ what is kept (:meth:`Conversation.fold <fastchat_tui.conversation.Conversation.f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from textual.app import App
 from textual.widget import Widget
 
+from fastchat_tui.config import Config
 from fastchat_tui.conversation import Comparison, Conversation
 from fastchat_tui.ui.chat_log import ChatLog, CompareView, ThinkingFigures
 from fastchat_tui.ui.chat_log.compare import ranking_line
@@ -26,6 +27,15 @@ class CompareTurn:
         """The comparison on screen, shown under its prompt until the next prompt is sent."""
         self.shell: CompareView | None = None
         """The view that shows this chat's comparisons, one after another (hidden between them)."""
+
+    def prepare(self, labels: Sequence[str], config: Config) -> None:
+        """Mount the view for this chat's comparisons now, hidden, unless there is one: compare mode was switched on,
+        and the first prompt should not wait for the view's widgets. (Mounting the columns as the streams began, and
+        laying them out, held the event loop 20-45 ms at once.)"""
+        if self.shell is None or not self.shell.is_attached:
+            self.shell = CompareView(labels, config, follow=False)
+            self.shell.display = False
+            self.app.mount(self.shell, before=self.before)
 
     def start(self, comparison: Comparison) -> CompareView:
         """Show ``comparison``, in the shell view if there is one."""

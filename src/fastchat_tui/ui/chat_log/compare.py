@@ -393,8 +393,11 @@ class CompareView(Widget):
 
     def _lay_out(self) -> None:
         """Side by side, stacked, or one column at a time, as the view's size allows; the columns' titles say which
-        column shows and the key to the next when one shows at a time."""
+        column shows and the key to the next when one shows at a time. Not before the view has a size: one mounted
+        hidden ahead of its first comparison would be restyled as stacked, then again once shown (20-30 ms each)."""
         width, height = self.size
+        if not width or not height:
+            return
         stacked = width < STACK_BELOW
         single = stacked and len(self.columns) > 1 and height < STACKED_ROWS * len(self.columns)
         changed = single != self.single
