@@ -1156,15 +1156,19 @@ def main(argv: list[str] | None = None) -> None:
     serve_until_signalled(server)
 
 
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def serve_until_signalled(server: Any) -> None:
-    """Run ``server`` in this process, print its address as one JSON line, stop on SIGINT or SIGTERM."""
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    """Run ``server`` in this process, print its address as one JSON line, stop on SIGINT or SIGTERM.
+
+    The signals are blocked, in the server's threads too, and taken with ``sigwait``: no handler runs. (A handler
+    that set a ``threading.Event`` deadlocked when the signal came while the waiting loop held the event's lock, and
+    the process never ended: a benchmark waiting for it hung.)"""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # before the server's thread starts: it inherits the mask
     with server:
         print(json.dumps({"url": server.url, "port": server.port, "pid": os.getpid()}), flush=True)
-        while not stop.wait(0.2):
-            pass
+        signal.sigwait(STOP_SIGNALS)
 
 
 if __name__ == "__main__":

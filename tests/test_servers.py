@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -62,6 +63,33 @@ def test_cli_serves_and_records(tmp_path: Path):
     (line,) = record.read_text().splitlines()
     summary = json.loads(line)
     assert len(summary["send_times"]) == 50 and summary["outcome"] == "ok"
+
+
+def _signal_mask(status: str, field: str) -> int:
+    (line,) = [line for line in status.splitlines() if line.startswith(field + ":")]
+    return int(line.split()[1], 16)
+
+
+def test_a_server_process_takes_its_stop_signal_without_a_handler_and_ends():
+    """A handler that set a ``threading.Event`` deadlocked when SIGTERM came while the waiting loop held the
+    event's lock: the server never ended, and the benchmark waiting for it hung. The stop signals are blocked in
+    every thread of the server and taken with ``sigwait``: no handler runs."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.servers", "openai", "--tokens", "5"], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        ready = json.loads(proc.stdout.readline())
+        stop = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1))
+        tasks = [task for task in Path(f"/proc/{ready['pid']}/task").iterdir() if task.name != str(ready["pid"])]
+        assert tasks  # the server's thread (the main thread's mask lets them through while it waits in sigwait)
+        for task in tasks:
+            status = (task / "status").read_text()
+            assert _signal_mask(status, "SigBlk") & stop == stop  # SIGINT keeps Python's handler, which never runs
+            assert _signal_mask(status, "SigCgt") & (1 << (signal.SIGTERM - 1)) == 0
+        proc.terminate()
+        assert proc.wait(30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_server_process_records_send_times():
