@@ -132,44 +132,34 @@ class Probe:
         from textual.app import App
         from textual.screen import Screen
 
+        from fastchat_tui.ui.chat_log.pacing import FrameClock
+
         self._frame_around(Screen, "_on_timer_update")
         self._frame_around(App, "_display")
         self._section(Screen, "_refresh_layout", "layout")
         self._section(Compositor, "render_update", "render")
         self._section(App, "_display", "write")
-        self._time_draw_steps()
-        self._time_callbacks()
+        self._on_cpu(FrameClock, "_draw", self.record.draw_steps.append)
+        self._on_cpu(asyncio.Handle, "_run", self._callback)
         gc.callbacks.append(self._on_gc)
 
-    def _time_draw_steps(self) -> None:
-        from fastchat_tui.ui.chat_log.pacing import FrameClock
-
-        original = FrameClock._draw
+    def _on_cpu(self, cls: type, name: str, note: Callable[[float], None]) -> None:
+        """Pass the CPU of each call of ``cls.name`` made while measuring to ``note``."""
+        original = getattr(cls, name)
         probe = self
 
-        def wrapper(clock: Any, draws: Any) -> None:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             start = time.thread_time()
             try:
-                original(clock, draws)
+                return original(*args, **kwargs)
             finally:
                 if probe.active:
-                    probe.record.draw_steps.append(time.thread_time() - start)
+                    note(time.thread_time() - start)
 
-        FrameClock._draw = wrapper  # type: ignore[method-assign]
+        setattr(cls, name, wrapper)
 
-    def _time_callbacks(self) -> None:
-        original = asyncio.Handle._run
-        probe = self
-
-        def wrapper(handle: asyncio.Handle) -> None:
-            start = time.thread_time()
-            try:
-                original(handle)
-            finally:
-                if probe.active:
-                    probe.record.callback_cpu = max(probe.record.callback_cpu, time.thread_time() - start)
-
-        asyncio.Handle._run = wrapper  # type: ignore[method-assign]
+    def _callback(self, spent: float) -> None:
+        self.record.callback_cpu = max(self.record.callback_cpu, spent)
 
     def _frame_around(self, cls: type, name: str) -> None:
         original = getattr(cls, name)

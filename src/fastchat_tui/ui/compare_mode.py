@@ -85,8 +85,9 @@ class CompareMode(Base):
         self._show_selection(route="")
         if picks:
             self._compared = list(picks)
-            self.comparisons.prepare([pick_label(pick) for pick in picks], self.config)
-            self.notify(plain(f"Compare mode: each prompt goes to {', '.join(map(pick_label, picks))} at once. "
+            labels = [pick_label(pick) for pick in picks]
+            self.comparisons.prepare(labels, self.config)
+            self.notify(plain(f"Compare mode: each prompt goes to {', '.join(labels)} at once. "
                               f"{shown_key(self, 'app.compare')} switches it off."), timeout=6)
         else:
             self.notify(plain(f"Compare mode off: prompts go to {self.selection.label()} again."), timeout=4)
