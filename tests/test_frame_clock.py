@@ -306,3 +306,32 @@ async def test_a_frame_s_next_step_comes_after_a_pass_of_the_event_loop() -> Non
         app.call_later(clock.draw_now, first)  # from the app's queue, as a frame is drawn
         await until(pilot, lambda: order.count("first") == 2)
         assert order[:3] == ["first", "a loop pass", "first"]
+
+
+async def test_a_frame_s_next_step_comes_after_the_tasks_whose_timers_are_due() -> None:
+    """A task asleep until a moment the step passed (Textual's screen update, a timer, the loop's heartbeat) wakes in
+    two passes of the loop: its timer, then its step. A next step queued for the very next pass came first, and
+    two steps of a frame ran back to back, as one block of the loop (4 × 1,500 tok/s: 14-15 ms)."""
+    app = TwoLogs()
+    async with app.run_test(size=(120, 30)) as pilot:
+        clock = FrameClock.of(app)
+        loop = asyncio.get_running_loop()
+        order: list[str] = []
+        wake_at = loop.time() + 0.05
+
+        async def sleeper() -> None:
+            await asyncio.sleep(wake_at - loop.time())
+            order.append("a sleeping task")
+
+        def first() -> None:
+            order.append("first")
+            if order.count("first") == 1:
+                while loop.time() < wake_at + 0.002:  # the step draws past the task's wake-up time
+                    pass
+                clock.again(first)
+
+        task = loop.create_task(sleeper())
+        await asyncio.sleep(0)  # asleep now
+        clock.draw_now(first)
+        await until(pilot, lambda: order.count("first") == 2 and task.done())
+        assert order == ["first", "a sleeping task", "first"]

@@ -188,7 +188,8 @@ class FrameClock:
         settle()  # what the frame drew lives as long as its reply: see collector
 
     def _after_a_loop_pass(self, draws: list[Callable[[], None]]) -> None:
-        """Draw `draws` once the event loop has run a pass: read the terminal's keys and the streams, run the
-        heartbeat and timers. (Callbacks the app queues run in one go, as long as its queue holds any, with no pass
-        of the loop in between.)"""
-        asyncio.get_running_loop().call_soon(self.app.call_later, self._draw, draws)
+        """Draw `draws` once the event loop has run a pass: read the terminal's keys and the streams, and woken the
+        tasks whose timers are due (Textual's screen update, the timers). Queued as a timer due now, so behind those:
+        queued for the loop's next pass, it ran before them, and two steps of a frame ran as one block of the loop.
+        (Callbacks the app queues run in one go, as long as its queue holds any, with no pass of the loop in between.)"""
+        asyncio.get_running_loop().call_later(0, self.app.call_later, self._draw, draws)
