@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import partial
 
 import pytest
+from rich.table import Table
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Offset, Region
@@ -25,6 +26,7 @@ from fastchat_tui.race import ColumnEvent, race
 from fastchat_tui.sources.base import ErrorKind, SourceError, TextDelta
 from fastchat_tui.turn import SendOptions, Turn
 from fastchat_tui.ui.chat_log import CompareView
+from fastchat_tui.ui.chat_log.compare import RankingTable
 from fastchat_tui.ui.themes import load_themes
 from tests.helpers import drawn_and_textuals, session_for, source, until
 from tests.race_servers import WatchfulOpenAIServer
@@ -118,6 +120,50 @@ async def test_two_columns_stream_side_by_side_and_the_first_to_finish_is_kept(s
         assert "kept: 2 slow ·" in hint(view)
         await pilot.press("3")  # no third column: the key does nothing
         assert app.kept == [0, 1]
+    await session.aclose()
+
+
+async def test_the_ranking_s_table_is_rendered_once_each_time_it_shows(spawn_server, monkeypatch) -> None:
+    """Textual renders a widget's Rich renderable to measure its height as it lays the widget out, then again to draw
+    it: the ranking's table took 2.5 ms each time, in the screen update that shows it under the columns."""
+    made: list[Table] = []
+    renders: Counter[int] = Counter()
+    render, init, console = RankingTable.render, Table.__init__, Table.__rich_console__
+    making = [False]
+
+    def rendering(self: RankingTable) -> object:
+        making[0] = True
+        try:
+            return render(self)
+        finally:
+            making[0] = False
+
+    def made_table(self: Table, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        if making[0]:
+            made.append(self)
+
+    def counted(self: Table, *args: object) -> object:
+        renders[id(self)] += 1
+        return console(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RankingTable, "render", rendering)
+    monkeypatch.setattr(Table, "__init__", made_table)
+    monkeypatch.setattr(Table, "__rich_console__", counted)
+    fast, slow = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
+    fast.push(Script(tokens=["Done ", "fast."]))
+    slow.push(Script(tokens=["Done ", "slowly."], ttft_s=0.2))
+    session = session_for(source("fast", fast.url), source("slow", slow.url))
+    view = CompareView.of(race(session, "hello", ["fast", "slow"]))
+    app = CompareApp(view)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await until(pilot, lambda: app.ended == 1)
+        await drawn(pilot, view)
+        assert "kept: 1 fast (first to finish)" in hint(view)
+        await pilot.press("2")  # keep the other: the ranking shows again, with the other kept
+        await pilot.pause()
+        assert "kept: 2 slow ·" in hint(view)
+    assert len(made) >= 2 and [renders[id(table)] for table in made] == [1] * len(made)
     await session.aclose()
 
 
