@@ -27,11 +27,11 @@ comparison leaves no dead widgets behind.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import aclosing
 from typing import ClassVar, cast
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import events
@@ -43,7 +43,7 @@ from textual.css.styles import RulesMap
 from textual.message import Message
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
-from textual.visual import RenderOptions, RichVisual
+from textual.visual import RenderOptions, RichVisual, Visual
 from textual.widget import Widget
 from textual.worker import Worker
 
@@ -212,14 +212,24 @@ class CompareColumn(Vertical):
         self.meter.show(" · ".join(parts))
 
 
-class _RenderedOnce(RichVisual):
-    """A Rich renderable rendered once for each width and style. Textual renders one to measure its height as it lays
-    out its widget, then again to draw it: the ranking's table took 2.5 ms each time, in the one screen update that
-    shows it under the columns they shrink."""
+class _RenderedOnce(Visual):
+    """A Rich renderable, made when first needed and rendered once for each width and style into ``strips``, which
+    its widget keeps while what it shows stays the same. Textual renders a widget's renderable to measure its height
+    as it lays the widget out, then asks the widget for it anew and renders it again to draw it: the ranking's table
+    took 2.5 ms each time, in the one screen update that shows it under the columns it shrinks."""
 
-    def __init__(self, widget: Widget, renderable: Group | Text) -> None:
-        super().__init__(widget, renderable)
-        self._strips: dict[tuple[int, VisualStyle], list[Strip]] = {}
+    def __init__(self, widget: Widget, make: Callable[[], RenderableType],
+                 strips: dict[tuple[int, VisualStyle], list[Strip]]) -> None:
+        self._widget, self._make, self._strips = widget, make, strips
+        self._made: RichVisual | None = None
+
+    def _visual(self) -> RichVisual:
+        if self._made is None:
+            self._made = RichVisual(self._widget, self._make())
+        return self._made
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return self._visual().get_optimal_width(rules, container_width)
 
     def get_height(self, rules: RulesMap, width: int) -> int:
         return len(self._render(width, self._widget.visual_style, RenderOptions(self._widget._get_style, rules)))
@@ -230,7 +240,7 @@ class _RenderedOnce(RichVisual):
     def _render(self, width: int, style: VisualStyle, options: RenderOptions) -> list[Strip]:
         strips = self._strips.get((width, style))
         if strips is None:
-            strips = self._strips[width, style] = super().render_strips(width, None, style, options)
+            strips = self._strips[width, style] = self._visual().render_strips(width, None, style, options)
         return strips
 
 
@@ -251,18 +261,25 @@ class RankingTable(Widget):
         super().__init__()
         self.ranking: Ranking | None = None
         self.kept: int | None = None
+        self._strips: dict[tuple[int, VisualStyle], list[Strip]] = {}
 
     def show(self, ranking: Ranking, kept: int | None) -> None:
         self.ranking, self.kept = ranking, kept
+        self._strips.clear()
         self.display = True
         self.refresh(layout=True)
 
     def hide(self) -> None:
         self.ranking, self.kept = None, None
+        self._strips.clear()
         self.display = False
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()  # the table's own styles (its headings, the winners) may have changed too
+
     def render(self) -> _RenderedOnce:
-        return _RenderedOnce(self, self._table())
+        return _RenderedOnce(self, self._table, self._strips)
 
     def _table(self) -> Group | Text:
         ranking = self.ranking
