@@ -464,6 +464,32 @@ async def test_theme_change_rerenders_code_for_a_light_background() -> None:
         assert code_background() != dark
 
 
+async def test_a_log_works_out_its_styles_once_for_every_width_and_again_when_they_change(monkeypatch) -> None:
+    """22 component styles took 3-6 ms a log: worked out at each width the terminal was resized to, and as each column
+    of a comparison, mounted hidden (no width), was first shown."""
+    worked_out: list[str] = []
+    component_style = ChatLog._component_style
+
+    def noted(self: ChatLog, name: str) -> object:
+        worked_out.append(name)
+        return component_style(self, name)
+
+    monkeypatch.setattr(ChatLog, "_component_style", noted)
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChatLog)
+        await paragraphs(pilot, log, 30)
+        assert worked_out  # as the log was mounted and styled
+        worked_out.clear()
+        await pilot.resize_terminal(90, 24)
+        await drawn(pilot, log)
+        assert log.scrollable_content_region.width > 60 and worked_out == []  # a new width, the same styles
+        assert "Paragraph 29." in "".join(log.render_line(y).text for y in range(log.size.height))
+        app.theme = "textual-light"
+        await drawn(pilot, log)
+        assert sorted(worked_out) == sorted(ChatLog.COMPONENT_CLASSES)  # new styles: worked out again, once
+
+
 @pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
 def test_transcript_snapshot(snap_compare, theme: str) -> None:  # type: ignore[no-untyped-def]
     async def run_before(pilot: Pilot[None]) -> None:

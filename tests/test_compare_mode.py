@@ -22,7 +22,7 @@ from textual.selection import Selection
 
 from fastchat_tui.config import Config, load
 from fastchat_tui.ui.app import FastchatApp
-from fastchat_tui.ui.chat_log import CompareView
+from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.chat_log.compare import CompareColumn
 from fastchat_tui.ui.screens.compare_picker import ComparePicker
 from fastchat_tui.ui.screens.source_picker import Pick
@@ -196,8 +196,8 @@ async def test_one_view_shows_each_comparison_with_as_many_columns_as_it_has(tmp
             "two", "three"]
 
 
-async def test_compare_mode_mounts_its_view_hidden_so_the_first_prompt_waits_for_no_widgets(tmp_path: Path,
-                                                                                            spawn_server) -> None:
+async def test_compare_mode_mounts_its_view_hidden_so_the_first_prompt_waits_for_no_widgets(tmp_path: Path, spawn_server,
+                                                                                            monkeypatch) -> None:
     """Mounting the columns as the streams began, then laying them out, held the loop 20-45 ms at once. Compare mode
     switched on mounts the view, hidden and not laid out (a view with no size would be restyled as stacked); the
     first comparison shows that view."""
@@ -213,12 +213,22 @@ async def test_compare_mode_mounts_its_view_hidden_so_the_first_prompt_waits_for
         shell._lay_out()  # as a comparison that starts in it does, before it is shown
         assert not shell.has_class("-stacked") and not shell.has_class("-single")
         classes = [set(column.classes) for column in shell.columns]
+        logs = {column.chat for column in shell.columns}
+        worked_out: list[ChatLog] = []  # which logs worked out their component styles
+        component_style = ChatLog._component_style
+
+        def noted(self: ChatLog, name: str) -> object:
+            worked_out.append(self)
+            return component_style(self, name)
+
+        monkeypatch.setattr(ChatLog, "_component_style", noted)
         await send(pilot, "one")
         view = await settled(pilot, app)
         assert view is shell and shell.display and len(app.query(CompareView)) == 1
         assert not view.has_class("-stacked") and view.columns[1].chat.region.x > view.columns[0].chat.region.x
-        # shown side by side, no column was restyled (a class marking the first column shown cost 12 ms at once)
-        assert [set(column.classes) for column in view.columns] == classes
+        # shown side by side, no column was restyled (a class marking the first column shown cost 12 ms at once),
+        # and no column's log worked out its styles again for its first width (3-6 ms each)
+        assert [set(column.classes) for column in view.columns] == classes and not logs & set(worked_out)
         assert [column.border_title for column in view.columns] == ["1 · a · a-model", "2 · b · b-model"]
 
 
