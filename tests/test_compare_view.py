@@ -14,6 +14,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Offset, Region
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.widgets import Footer, Static
@@ -124,10 +125,13 @@ async def test_two_columns_stream_side_by_side_and_the_first_to_finish_is_kept(s
 
 async def test_the_ranking_s_table_is_rendered_once_each_time_it_shows(spawn_server, monkeypatch) -> None:
     """Textual renders a widget's Rich renderable to measure its height as it lays the widget out, then again to draw
-    it: the ranking's table took 2.5 ms each time, in the screen update that shows it under the columns."""
+    it: the ranking's table took 2.5 ms each time, in the screen update that shows it under the columns. It is
+    rendered once, ahead of that screen update."""
     made: list[Table] = []  # the replies have no tables: every table made is the ranking's
     renders: Counter[int] = Counter()
-    init, console = Table.__init__, Table.__rich_console__
+    in_layout: list[bool] = [False]
+    laid_out: list[Table] = []  # tables rendered in the screen update that lays the ranking out
+    init, console, refresh_layout = Table.__init__, Table.__rich_console__, Screen._refresh_layout
 
     def made_table(self: Table, *args: object, **kwargs: object) -> None:
         init(self, *args, **kwargs)  # type: ignore[arg-type]
@@ -135,8 +139,18 @@ async def test_the_ranking_s_table_is_rendered_once_each_time_it_shows(spawn_ser
 
     def counted(self: Table, *args: object) -> object:
         renders[id(self)] += 1
+        if in_layout[0]:
+            laid_out.append(self)
         return console(self, *args)  # type: ignore[arg-type]
 
+    def layout(self: Screen[object], *args: object, **kwargs: object) -> None:
+        in_layout[0] = True
+        try:
+            refresh_layout(self, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            in_layout[0] = False
+
+    monkeypatch.setattr(Screen, "_refresh_layout", layout)
     monkeypatch.setattr(Table, "__init__", made_table)
     monkeypatch.setattr(Table, "__rich_console__", counted)
     fast, slow = spawn_server(OpenAIServer), spawn_server(OpenAIServer)
@@ -153,6 +167,7 @@ async def test_the_ranking_s_table_is_rendered_once_each_time_it_shows(spawn_ser
         await pilot.pause()
         assert "kept: 2 slow ·" in hint(view)
     assert len(made) == 2 and [renders[id(table)] for table in made] == [1, 1]  # one table each time, drawn once
+    assert laid_out == []  # rendered ahead, not in the screen update that shows it, the longest of a comparison's end
     await session.aclose()
 
 
