@@ -206,8 +206,6 @@ class ChatLog(ScrollView, can_focus=True):
         self._renderer: Renderer | None = None
         self._styles: dict[str, Style] | None = None
         """The component styles the renderer draws with, while the log's styles do not change (see `_current_renderer`)."""
-        self._checked_styles: dict[str, Style] | None = None
-        """The styles the renderer was last checked against."""
         self._dirty: dict[int, Entry] = {}
         self._stale: set[int] = set()
         self._following = True
@@ -514,9 +512,8 @@ class ChatLog(ScrollView, can_focus=True):
         if width <= 0:
             return None
         renderer = self._renderer
-        if renderer is not None and renderer.width == width and self._checked_styles is styles:
+        if renderer is not None and renderer.width == width and renderer.styles is styles:
             return renderer
-        self._checked_styles = styles
         dark = self.app.current_theme.dark
         key = (width, dark, tuple(styles.values()))
         if renderer is None or renderer.key != key:
@@ -524,6 +521,8 @@ class ChatLog(ScrollView, can_focus=True):
             self._renderer = renderer = Renderer(self.app.console, key, styles, theme, self.render_stats)
             self._stale = set(range(len(self._entries)))
             self._request_reflow()
+        else:
+            self._styles = renderer.styles  # styles worked out again, and equal: the renderer's, found at once next time
         return renderer
 
     def _component_style(self, name: str) -> Style:
