@@ -16,7 +16,7 @@ From the prompt sent to the last reply drawn it records, per frame:
   the driver's write);
 * cycle CPU: all of the loop thread's CPU since the previous frame ended (tokens parsed, Markdown blocks
   rendered, meters, HTTP reads, GC): the work the loop does per frame, in or out of Textual's pass;
-* bytes written to the terminal in that frame;
+* bytes written to the terminal in that frame, for a true-colour terminal (``TERMINAL``, whatever the shell's);
 * per reply, the frame CPU of all its frames and the loop thread's CPU: how many frames the pacer makes depends
   on the wall clock (on a loaded machine fewer, each with more to draw), so per-frame figures move with the load
   while the loop's CPU per reply repeats far better (3-9 % here, once 21 %) and is the figure to compare;
@@ -77,6 +77,10 @@ SCENARIOS = {
 HEARTBEAT = 0.001
 BLOCK_TARGET = 0.016
 """The issue's bound on the loop's blocks: one frame at 60 Hz."""
+TERMINAL = {"TERM": "xterm-256color", "COLORTERM": "truecolor"}
+"""The terminal the app writes for, as in ``compare_e2e.py``: its colour system sets the bytes of every style (with
+the ``TERM=xterm`` of a plain shell, 16 colours, a frame at 4 x 1,500 tok/s was half the bytes it is in true colour).
+"""
 SETTLE = 0.4
 """Seconds measured after each reply is drawn: what the app does once a reply ends (a collection, say) counts."""
 
@@ -327,7 +331,7 @@ def one_run(name: str, n_tokens: int) -> Record:
     scenario = SCENARIOS[name]
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
-        os.environ.update({"FASTCHAT_DATA_DIR": str(scratch / "data"), "XDG_CONFIG_HOME": str(scratch / "cfg")})
+        os.environ.update({"FASTCHAT_DATA_DIR": str(scratch / "data"), "XDG_CONFIG_HOME": str(scratch / "cfg"), **TERMINAL})
         for key in long_session.PROXIES:
             os.environ.pop(key, None)
         tokens_file = scratch / "reply.json"
