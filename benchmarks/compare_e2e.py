@@ -93,6 +93,7 @@ def last_chat(record: Path, n: int, timeout: float = 30.0) -> dict:
 
 screen = partial(tui_e2e.screen, SESSION)
 wait_for = partial(tui_e2e.wait_for, session=SESSION)
+watch = partial(tui_e2e.watch, session=SESSION)
 
 
 def wait_for_all(words: list[str], timeout: float = 60.0, poll: float = 0.005) -> dict[str, float]:
@@ -153,7 +154,7 @@ def one_run(env: dict[str, str], config: Path, records_: list[Path], run: int, t
     tmux("send-keys", "-t", SESSION, "go", "Enter")
     t_sent = time.perf_counter()
     wait_for(lambda text: "TTFT" in text or "tok/s" in text, timeout=30)
-    time.sleep(typed_at)
+    watch(typed_at)  # reading the pane meanwhile, as a terminal does: see tui_e2e.watch
     tmux("send-keys", "-t", SESSION, "-l", TYPED)
     t_typed = time.perf_counter()
     t_echo = wait_for(lambda text: TYPED in text)

@@ -37,6 +37,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from corpus import tokens as corpus_tokens  # noqa: E402
 
 MARKER = "ENDMARK42"
+CLOSE_WAIT = 3.0
+"""Seconds a tmux control client is given to end before it is killed."""
 TYPED = "QXJW"
 SESSION = "fastchat-bench"
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -111,9 +113,20 @@ class ControlClient:
         return "\n".join(self._reply()) + "\n"
 
     def close(self) -> None:
+        """End the client, within a few seconds whatever state it is in. Told to stop (SIGTERM), a control client
+        first tells the server and waits for its word; one blocked writing to its full output pipe never got there,
+        and the benchmark hung in its ``wait`` after its last round. Closing its input detaches it, closing its output
+        makes its next write fail, and it is killed if it has not ended after that."""
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                pipe.close()
         if self.alive:
             self._proc.terminate()
-        self._proc.wait()
+        try:
+            self._proc.wait(timeout=CLOSE_WAIT)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
 
 
 _CLIENTS: dict[str, ControlClient] = {}
@@ -150,6 +163,18 @@ def wait_for(predicate, timeout: float = 30.0, poll: float = 0.005, session: str
     raise TimeoutError("screen never showed what was expected:\n" + screen(session))
 
 
+def watch(seconds: float, poll: float = 0.005, session: str = SESSION) -> None:
+    """Keep reading the pane for ``seconds``, as ``wait_for`` does and a terminal would, rather than sleep. tmux 3.3a
+    with only this benchmark's control client stops reading a pane's output while no command comes: the app's writer
+    thread was blocked in one write for 0.4-0.6 s at 2 x 5,000 tok/s and up to 1.9 s at 4 x 1,500, tmux asleep with no
+    CPU spent, and the write went through 20 ms after the benchmark's next ``send-keys``. The key typed then waited
+    behind it, and its echo measured tmux (0.15-1.5 s), not the app."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        screen(session)
+        time.sleep(poll)
+
+
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
@@ -168,7 +193,7 @@ def one_tui_run(env: dict[str, str], url: str, record: Path, typed_at: float) ->
     tmux("send-keys", "-t", SESSION, "go", "Enter")
     t_sent = time.perf_counter()
     wait_for(lambda text: "TTFT" in text or "tok/s" in text, timeout=30)
-    time.sleep(typed_at)
+    watch(typed_at)
     tmux("send-keys", "-t", SESSION, "-l", TYPED)
     t_typed = time.perf_counter()
     t_echo = wait_for(lambda text: TYPED in text)
