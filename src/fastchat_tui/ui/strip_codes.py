@@ -22,7 +22,7 @@ from rich.color import ColorSystem
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
-from textual.strip import Strip
+from textual.strip import SGR_STYLES, Strip
 
 __all__ = ["encode", "install", "render", "textual_render"]
 
@@ -31,9 +31,7 @@ textual_render = Strip.render
 
 _ATTRIBUTES = ("bold", "dim", "italic", "underline", "blink", "blink2", "reverse", "conceal", "strike",
                "underline2", "frame", "encircle", "overline")
-"""Rich's attributes, in the order of ``_CODES``."""
-_CODES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "21", "51", "52", "53")
-"""The SGR code that sets each attribute (Rich's and Textual's own table)."""
+"""Rich's attributes, in the order of Textual's ``SGR_STYLES``, the code that sets each."""
 _PLAIN = 0
 """The look with no attribute and the terminal's own colours: each line starts and ends in it."""
 
@@ -41,8 +39,9 @@ _looks: list[tuple[int, str, str]] = [(0, "", "")]
 """Every look seen so far, by number: (attribute bits, foreground codes, background codes); codes are ``""`` for the
 terminal's own colour."""
 _numbers: dict[tuple[int, str, str], int] = {_looks[0]: _PLAIN}
-_by_style: dict[ColorSystem, dict[Style, int]] = {}
-"""The look of each style, in each colour system (a theme has a few hundred styles)."""
+_by_style: dict[Style, int] = {}
+"""The look of each style, in `_system` (a theme has a few hundred styles; an app writes in one colour system)."""
+_system: list[ColorSystem | None] = [None]
 _steps: dict[int, str] = {}
 """The codes that go from one look to another, by ``old * _STEP + new``."""
 _STEP = 1 << 20
@@ -51,18 +50,19 @@ MAX_STYLES = 4096
 line, and worked out again as needed."""
 
 
-def _forget_when_full() -> None:
-    if len(_looks) >= MAX_STYLES or sum(map(len, _by_style.values())) >= MAX_STYLES:
-        _by_style.clear()
-        _steps.clear()
-        del _looks[1:]
-        _numbers.clear()
-        _numbers[_looks[0]] = _PLAIN
+def _forget(color_system: ColorSystem) -> None:
+    """Start again, in `color_system`: before a line, never within one (its looks are numbers)."""
+    _system[0] = color_system
+    _by_style.clear()
+    _steps.clear()
+    del _looks[1:]
+    _numbers.clear()
+    _numbers[_looks[0]] = _PLAIN
 
 
 def _look(style: Style, color_system: ColorSystem) -> int:
     """The number of `style`'s look in `color_system`, worked out the first time."""
-    number = _by_style.setdefault(color_system, {}).get(style)
+    number = _by_style.get(style)
     if number is None:
         bits = sum(1 << bit for bit, name in enumerate(_ATTRIBUTES) if getattr(style, name))
         color, bgcolor = style.color, style.bgcolor
@@ -73,7 +73,7 @@ def _look(style: Style, color_system: ColorSystem) -> int:
         if number is None:
             number = _numbers[look] = len(_looks)
             _looks.append(look)
-        _by_style[color_system][style] = number
+        _by_style[style] = number
     return number
 
 
@@ -83,11 +83,11 @@ def _step(old: int, new: int) -> str:
     step = _steps.get(old * _STEP + new)
     if step is None:
         (old_bits, old_fg, old_bg), (bits, fg, bg) = _looks[old], _looks[new]
-        whole = ";".join(["0", *(code for bit, code in enumerate(_CODES) if bits & (1 << bit)), *filter(None, (fg, bg))])
+        whole = ";".join(["0", *_setting(bits), *filter(None, (fg, bg))])
         if old_bits & ~bits:
             codes = whole
         else:
-            changes = [code for bit, code in enumerate(_CODES) if bits & ~old_bits & (1 << bit)]
+            changes = _setting(bits & ~old_bits)
             if fg != old_fg:
                 changes.append(fg or "39")
             if bg != old_bg:
@@ -97,11 +97,16 @@ def _step(old: int, new: int) -> str:
     return step
 
 
+def _setting(bits: int) -> list[str]:
+    """The codes that set the attributes of `bits`."""
+    return [code for bit, code in enumerate(SGR_STYLES) if bits & (1 << bit)]
+
+
 def encode(segments: Iterable[Segment], color_system: ColorSystem) -> str:
     """`segments` (one line) as text and escape sequences, from and back to no style."""
-    _forget_when_full()
-    by_style = _by_style.get(color_system) or {}
-    steps = _steps
+    if color_system is not _system[0] or len(_by_style) >= MAX_STYLES:
+        _forget(color_system)
+    by_style, steps = _by_style, _steps
     parts: list[str] = []
     append = parts.append
     look = _PLAIN
@@ -114,7 +119,6 @@ def encode(segments: Iterable[Segment], color_system: ColorSystem) -> str:
             new = found
         else:
             new = _look(style, color_system)
-            by_style = _by_style[color_system]
         if new != look:
             append(steps.get(look * _STEP + new) or _step(look, new))
             look = new
