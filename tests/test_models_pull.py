@@ -144,4 +144,5 @@ def test_on_a_terminal_a_bar_moves_and_ctrl_c_cancels(tmp_path, spawn_server):
     finally:
         terminal.close()
     assert big.name not in server.cards
-    assert next(r for r in server.requests if r.path == "/api/pull").outcome == "client_gone"
+    pull = next(r for r in server.requests if r.path == "/api/pull")
+    assert pull.wait().outcome == "client_gone"  # the server notices the closed connection at its next write
