@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from textual import events
 from textual.app import App, ComposeResult
+from textual.containers import Horizontal
 from textual.geometry import Offset
 from textual.pilot import Pilot
 from textual.selection import SELECT_ALL, Selection
 
-from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ThinkingFigures, widget as chat_log_widget
+from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ThinkingFigures, blocks, widget as chat_log_widget
 from fastchat_tui.ui.chat_log.blocks import BlockSplitter
 from fastchat_tui.ui.chat_log.cache import BLANK_PIECE, CACHE_LINES, StripCache
 from fastchat_tui.ui.chat_log.flow import FENCE_RERENDER_LINES, Flow
@@ -792,3 +793,60 @@ async def test_a_long_reply_put_in_whole_shows_its_end_first_and_keeps_it_in_pla
         log.load([("assistant", text)], assistant_label="kept", scroll_to=0)  # drawn in order, from the top
         await drawn(pilot, log)
         assert transcript(log) == streamed_in_order
+
+
+class TwoLogsApp(App[None]):
+    """A narrow log beside a wide one, as a comparison's column under the transcript."""
+
+    CSS = "#narrow { width: 1fr; } #wide { width: 3fr; }"
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield ChatLog(id="narrow")
+            yield ChatLog(id="wide")
+
+
+async def test_a_finished_reply_from_another_log_is_drawn_at_its_width_without_its_text_split_again(monkeypatch) -> None:
+    # A comparison's kept reply went into the transcript as text, split into blocks again at once: for 10,000 tokens
+    # 10-15 ms, in the step that sends the next prompt. The transcript takes the blocks its column split.
+    thoughts, answer = corpus.tokens(400), corpus.tokens(10_000)
+    app = TwoLogsApp()
+    async with app.run_test(size=(160, 40)) as pilot:
+        narrow, wide = app.query_one("#narrow", ChatLog), app.query_one("#wide", ChatLog)
+        reply = narrow.start_reply("1 · local · m")
+        for token in thoughts:
+            reply.append_reasoning(token)
+        for token in answer:
+            reply.append(token)
+        reply.finish("truncated", "cut at the token limit")
+        await drawn(pilot, narrow)
+        column = transcript(narrow)
+
+        parsed: list[int] = []
+        units = blocks._units
+
+        def counting_units(lines: list[str]) -> list[blocks._Unit]:
+            parsed.append(len(lines))
+            return units(lines)
+
+        monkeypatch.setattr(blocks, "_units", counting_units)
+        kept = wide.add_reply(reply, "local · m · ✔ kept of 2")
+        await drawn(pilot, wide)
+        assert sum(parsed) == 0
+        monkeypatch.undo()
+        assert (kept.text, kept.reasoning, kept.status) == ("".join(answer), "".join(thoughts), "truncated")
+        copied = transcript(wide)
+        assert copied[:2] == ["local · m · ✔ kept of 2", "▸ thinking"] and copied[-2] == "✂ cut at the token limit"
+        wide.toggle_thinking()
+        await drawn(pilot, wide)
+        copied_open = transcript(wide)
+        assert transcript(narrow) == column  # the column's reply is as it was
+
+        wide.load([PastMessage("assistant", "".join(answer), "local · m · ✔ kept of 2", "truncated",
+                               "cut at the token limit", "".join(thoughts))])
+        await drawn(pilot, wide)
+        assert transcript(wide) == copied  # as the same reply reopened from history
+        wide.toggle_thinking()
+        await drawn(pilot, wide)
+        assert transcript(wide) == copied_open
+        assert max(len(line) for line in copied) > max(len(line) for line in column)  # drawn at the wide log's width

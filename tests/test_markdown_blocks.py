@@ -27,6 +27,12 @@ def split(text: str) -> list[Block]:
     return splitter.feed(text) + splitter.close()
 
 
+def state(splitter: BlockSplitter) -> tuple[object, ...]:
+    """What a splitter holds, copied: its blocks, its tail, its open fence."""
+    fence = splitter.open_fence
+    return list(splitter.blocks), splitter.tail_text(), fence and (fence.info, list(fence.lines), fence.partial)
+
+
 def kinds(text: str) -> list[tuple[str, str]]:
     return [(block.kind, block.text) for block in split(text)]
 
@@ -184,6 +190,24 @@ def test_any_chunking_gives_the_same_blocks(name: str) -> None:
             position += size
         splitter.close()
         assert splitter.blocks == expected
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_a_copy_goes_on_apart_from_where_its_original_was(name: str) -> None:
+    """At every split point (in an open fence, a list, a line), a copy fed the rest finishes the same blocks as
+    the whole text, and its feeding leaves the original as it was."""
+    text = DOCUMENTS[name]
+    expected = split(text)
+    for cut in range(len(text) + 1):
+        original = BlockSplitter()
+        original.feed(text[:cut])
+        before = state(original)
+        copy = original.copy()
+        copy.feed(text[cut:])
+        copy.close()
+        assert copy.blocks == expected, f"split at {cut}"
+        assert state(original) == before, f"split at {cut}"
+        assert original.feed(text[cut:]) + original.close() == expected[len(before[0]):], f"split at {cut}"
 
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))

@@ -12,7 +12,7 @@ from textual.widget import Widget
 
 from fastchat_tui.config import Config
 from fastchat_tui.conversation import Comparison, Conversation
-from fastchat_tui.ui.chat_log import ChatLog, CompareView, ThinkingFigures
+from fastchat_tui.ui.chat_log import ChatLog, CompareView
 from fastchat_tui.ui.chat_log.compare import ranking_line
 
 
@@ -70,14 +70,7 @@ class CompareTurn:
         turn, others = self.conversation.fold()
         column = view.columns[view.kept] if view.kept is not None and turn is not None else None
         if column is not None and turn is not None:
-            entry = self.chat.start_reply(f"{turn.source} · {turn.model} · ✔ kept of {len(view.columns)}")
-            if column.reply.reasoning:
-                entry.append_reasoning(column.reply.reasoning)
-            entry.append(column.reply.text)
-            reading = turn.reading()
-            if entry.has_thinking and reading is not None:
-                entry.show_thinking(ThinkingFigures.of(reading))
-            entry.finish(column.reply.status, turn.error.shown if turn.error else turn.end_note)
+            self.chat.add_reply(column.reply, f"{turn.source} · {turn.model} · ✔ kept of {len(view.columns)}")
         if view.ranking is not None:
             self.chat.add_notice(f"compared {ranking_line(view.ranking)}; {others}")
         self.drop()

@@ -20,7 +20,7 @@ cannot disagree (an HTML comment with blank lines in it, say, is one block to bo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from markdown_it import MarkdownIt
@@ -172,6 +172,14 @@ class BlockSplitter:
         self._tail_kind: BlockKind | None = None
         self._fence: _Fence | None = None
         self._closed = False
+
+    def copy(self) -> BlockSplitter:
+        """A splitter in the same state, fed apart from this one from now on."""
+        copy = BlockSplitter()
+        copy.blocks, copy._lines, copy._partial = list(self.blocks), list(self._lines), list(self._partial)
+        copy._gap, copy._item, copy._tail_kind, copy._closed = self._gap, self._item, self._tail_kind, self._closed
+        copy._fence = None if self._fence is None else replace(self._fence, code=list(self._fence.code))
+        return copy
 
     def feed(self, text: str) -> list[Block]:
         """Add text; return the blocks it finished."""

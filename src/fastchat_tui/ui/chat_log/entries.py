@@ -303,6 +303,21 @@ class ReplyEntry(Entry):
         if status != "streaming":
             self._answer.close()
 
+    def copy(self, label: str, changed: Callable[[ReplyEntry, bool], None] | None = None, *,
+             expand_thinking: bool = False) -> ReplyEntry:
+        """This finished reply under another `label`, for another log: its text and thinking as split into blocks
+        (`Flow.copy`), to be drawn at that log's width; the thinking shown if `expand_thinking`."""
+        if not self.finished:
+            raise ValueError("only a finished reply can be copied")
+        reply = ReplyEntry(label, status=self._status, changed=changed, note=self._note, expand_thinking=expand_thinking)
+        thinking = self._thinking
+        if thinking is not None:
+            reply._add_thinking("", expand_thinking, thinking.figures, streaming=False)
+            assert reply._thinking is not None
+            reply._thinking.flow = thinking.flow.copy()
+        reply._answer = self._answer.copy()
+        return reply
+
     @property
     def text(self) -> str:
         """The answer text received so far."""

@@ -268,6 +268,13 @@ class ChatLog(ScrollView, can_focus=True):
         self._add(reply)
         return reply
 
+    def add_reply(self, reply: ReplyEntry, label: str) -> ReplyEntry:
+        """Add a finished reply from another log (a comparison's kept column) under `label`: drawn at this log's
+        width, from the blocks its text was split into there (`ReplyEntry.copy`)."""
+        copy = reply.copy(label, self._reply_changed, expand_thinking=self._thinking_expanded)
+        self._add(copy)
+        return copy
+
     @property
     def thinking_expanded(self) -> bool:
         """The default for thinking blocks: expanded, or collapsed once the answer starts."""
