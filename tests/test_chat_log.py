@@ -13,11 +13,11 @@ from textual.geometry import Offset
 from textual.pilot import Pilot
 from textual.selection import SELECT_ALL, Selection
 
-from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ThinkingFigures, blocks, widget as chat_log_widget
+from fastchat_tui.ui.chat_log import ChatLog, PastMessage, ThinkingFigures, widget as chat_log_widget
 from fastchat_tui.ui.chat_log.blocks import BlockSplitter
 from fastchat_tui.ui.chat_log.cache import BLANK_PIECE, CACHE_LINES, StripCache
 from fastchat_tui.ui.chat_log.flow import FENCE_RERENDER_LINES, Flow
-from tests.test_markdown_blocks import RENDERER
+from tests.test_markdown_blocks import RENDERER, parses
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import corpus
@@ -822,14 +822,7 @@ async def test_a_finished_reply_from_another_log_is_drawn_at_its_width_without_i
         await drawn(pilot, narrow)
         column = transcript(narrow)
 
-        parsed: list[int] = []
-        units = blocks._units
-
-        def counting_units(lines: list[str]) -> list[blocks._Unit]:
-            parsed.append(len(lines))
-            return units(lines)
-
-        monkeypatch.setattr(blocks, "_units", counting_units)
+        parsed = parses(monkeypatch)
         kept = wide.add_reply(reply, "local · m · ✔ kept of 2")
         await drawn(pilot, wide)
         assert sum(parsed) == 0

@@ -220,7 +220,8 @@ def test_finished_blocks_and_tail_cover_every_prefix(name: str) -> None:
         assert shown.split() == text[:end].split()
 
 
-def test_feeding_parses_only_the_unfinished_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, how many lines each markdown-it parse of the splitter is given."""
     parsed: list[int] = []
     units = blocks._units
 
@@ -229,6 +230,11 @@ def test_feeding_parses_only_the_unfinished_tail(monkeypatch: pytest.MonkeyPatch
         return units(lines)
 
     monkeypatch.setattr(blocks, "_units", counting_units)
+    return parsed
+
+
+def test_feeding_parses_only_the_unfinished_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = parses(monkeypatch)
     text = corpus.text(3000)
     splitter = BlockSplitter()
     for token in corpus.tokens(3000):
