@@ -7,6 +7,7 @@ import fcntl
 import os
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -20,6 +21,14 @@ QUIT_S = 10.0  # Ctrl+Q must end the chat within this
 
 _ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\"
                       rb"|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
+
+
+def as_a_shell_starts_it(*ignored: int) -> None:
+    """For ``preexec_fn``: the child starts with SIGHUP, SIGTERM and SIGINT handled by default, as a shell in a
+    terminal starts a command, but for the ``ignored`` ones (as ``nohup`` ignores SIGHUP). Without this it inherits
+    the test run's: a run under ``nohup``, or in the background, ignores some, and the child keeps ignoring them."""
+    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
 
 
 class Screen:
@@ -69,7 +78,7 @@ class Terminal(Screen):
                      f"os.execv(sys.executable, [sys.executable, '-m', 'fastchat_tui', *{list(args)!r}])")
         stdin, pipe_in = os.pipe() if piped is not None else (slave, -1)
         self.child = subprocess.Popen([sys.executable, "-c", claim_tty], stdin=stdin, stdout=slave, stderr=slave,
-                                      cwd=cwd, start_new_session=True,
+                                      cwd=cwd, start_new_session=True, preexec_fn=as_a_shell_starts_it,
                                       env={**env, "TERM": "xterm-256color", "COLUMNS": str(columns), "LINES": str(rows)})
         os.close(slave)
         super().__init__(master)

@@ -15,13 +15,14 @@ import select
 import signal
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from fastchat_tui.store import Store
 from tests.helpers import FASTCHAT, child_env, write_config
-from tests.pty_screen import Terminal
+from tests.pty_screen import Terminal, as_a_shell_starts_it
 from tests.servers import OllamaServer, OpenAIServer, Script
 
 BOUND_S = 60.0  # upper bound for any one wait; each test goes on as soon as the event happens
@@ -49,13 +50,9 @@ def signalled_midway(env: dict[str, str], args: list[str], sig: int, *, cwd: Pat
 
     ``ignore``: start it with ``sig`` ignored, as ``nohup`` does.
     """
-
-    def ignored() -> None:
-        signal.signal(sig, signal.SIG_IGN)
-
     child = subprocess.Popen([*FASTCHAT, *args], stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                             preexec_fn=ignored if ignore else None)
+                             preexec_fn=partial(as_a_shell_starts_it, *([sig] if ignore else [])))
     assert child.stdout is not None
     try:
         out = b""
