@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -32,6 +33,14 @@ FASTCHAT = [sys.executable, "-m", "fastchat_tui"]
 """The argv that starts the command from this checkout's interpreter."""
 NO_KEYRING = "keyring.backends.fail.Keyring"
 """A keyring backend that holds nothing, so a child never reads or writes the user's keyring."""
+
+
+def as_a_shell_starts_it(*ignored: int) -> None:
+    """For ``preexec_fn``: the child starts with SIGHUP, SIGTERM and SIGINT handled by default, as a shell in a
+    terminal starts a command, but for the ``ignored`` ones (as ``nohup`` ignores SIGHUP). Without this it inherits
+    the test run's: a run under ``nohup``, or in the background, ignores some, and the child keeps ignoring them."""
+    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
 
 
 def child_env(config: Path | str | None = None, *, data: Path | None = None, home: Path | None = None,

@@ -7,7 +7,6 @@ import fcntl
 import os
 import re
 import select
-import signal
 import struct
 import subprocess
 import sys
@@ -16,19 +15,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from tests.helpers import as_a_shell_starts_it
+
 BOUND_S = 60.0  # upper bound for any one wait; tests finish as soon as the event happens
 QUIT_S = 10.0  # Ctrl+Q must end the chat within this
 
 _ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\"
                       rb"|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
-
-
-def as_a_shell_starts_it(*ignored: int) -> None:
-    """For ``preexec_fn``: the child starts with SIGHUP, SIGTERM and SIGINT handled by default, as a shell in a
-    terminal starts a command, but for the ``ignored`` ones (as ``nohup`` ignores SIGHUP). Without this it inherits
-    the test run's: a run under ``nohup``, or in the background, ignores some, and the child keeps ignoring them."""
-    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
 
 
 class Screen:

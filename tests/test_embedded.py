@@ -26,7 +26,7 @@ from fastchat_tui.session import Session
 from fastchat_tui.sources.base import Done, ErrorKind, Preparing, Sent, SourceError, TextDelta, Usage
 from fastchat_tui.sources.embedded import BASE_STOP, QA_PREAMBLE, EmbeddedSource, default_threads, qa_frame
 from fastchat_tui.sources.openai_compat import OpenAISource
-from tests.helpers import FASTCHAT, child_env
+from tests.helpers import FASTCHAT, as_a_shell_starts_it, child_env
 from tests.keys_helpers import env_key
 from tests.llamacpp_server import ensure_model
 from tests.replay import Case, ReplayServer
@@ -304,7 +304,8 @@ def _ask(tmp_path: Path, max_tokens: int) -> subprocess.Popen[bytes]:
     config.write_text(f'[sources.tiny]\nkind = "embedded"\nmodel = "{PACKAGED}"\nthreads = 1\ncontext_tokens = 2048\n')
     env = child_env(config, XDG_CACHE_HOME=str(CACHE))  # the packaged model is assembled once
     return subprocess.Popen([*FASTCHAT, "ask", "--max-tokens", str(max_tokens), "Once upon a time"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                            preexec_fn=as_a_shell_starts_it)
 
 
 def _first_output(proc: subprocess.Popen[bytes], timeout: float = 120.0) -> bytes:

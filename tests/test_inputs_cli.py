@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.commands.common import NOTE_AFTER_S
-from tests.helpers import FASTCHAT, child_env, fastchat as run_fastchat, write_config
+from tests.helpers import FASTCHAT, as_a_shell_starts_it, child_env, fastchat as run_fastchat, write_config
 from tests.pty_screen import Screen
 from tests.servers import OllamaServer, Script
 from tests.test_inputs import Feeder
@@ -223,7 +223,8 @@ def test_max_lines_stops_reading_a_fifo_that_never_ends(tmp_path, server):
 def start_waiting(env: dict[str, str], stderr: int) -> tuple[subprocess.Popen[bytes], int]:
     """``fastchat ask summarise`` reading a pipe whose writer has sent ``hello`` and stays."""
     r, w = os.pipe()
-    child = subprocess.Popen([*FASTCHAT, "ask", "summarise"], stdin=r, stdout=subprocess.PIPE, stderr=stderr, env=env)
+    child = subprocess.Popen([*FASTCHAT, "ask", "summarise"], stdin=r, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                             preexec_fn=as_a_shell_starts_it)
     os.close(r)
     os.write(w, b"hello\n")
     return child, w

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FASTCHAT, child_env, fastchat, write_config
+from tests.helpers import FASTCHAT, as_a_shell_starts_it, child_env, fastchat, write_config
 from tests.pty_screen import Terminal
 from tests.servers import OllamaServer, Script
 
@@ -198,6 +198,7 @@ def test_ctrl_c_keeps_the_partial_review_and_exits_130(tmp_path, spawn_server):
         stderr=subprocess.PIPE,
         cwd=tmp_path,
         env=configured(tmp_path, slow.url),
+        preexec_fn=as_a_shell_starts_it,
     )
     os.close(pipe_out)
     try:

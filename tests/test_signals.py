@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from fastchat_tui.store import Store
-from tests.helpers import FASTCHAT, child_env, write_config
-from tests.pty_screen import Terminal, as_a_shell_starts_it
+from tests.helpers import FASTCHAT, as_a_shell_starts_it, child_env, write_config
+from tests.pty_screen import Terminal
 from tests.servers import OllamaServer, OpenAIServer, Script
 
 BOUND_S = 60.0  # upper bound for any one wait; each test goes on as soon as the event happens
